@@ -1,0 +1,30 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { LanguageModel, ModelEvent, ModelRequest } from './llm.ts';
+import { composeLocalReply } from './local-reply.ts';
+
+/**
+ * The offline default model: deterministic replies (see local-reply.ts), streamed word by word
+ * with a configurable pace so interruption and streaming behave as with a real model.
+ */
+export class LocalLanguageModel implements LanguageModel {
+  readonly name = 'local';
+
+  constructor(private readonly wordDelayMs: number = 0) {}
+
+  async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
+    const reply = composeLocalReply(request.messages);
+    const words = reply.match(/\S+\s*/g) ?? [];
+    for (const [index, word] of words.entries()) {
+      if (request.signal.aborted) return;
+      if (this.wordDelayMs > 0 && index > 0) {
+        try {
+          await sleep(this.wordDelayMs, undefined, { signal: request.signal });
+        } catch {
+          return;
+        }
+      }
+      yield { type: 'text', delta: word };
+    }
+    yield { type: 'finish', reason: 'stop' };
+  }
+}

@@ -1,0 +1,54 @@
+import type { AudioConfig, Mode } from '../signaling/frames/start.ts';
+import type { ToolChoice } from '../signaling/frames/common.ts';
+import type { ToolDeclaration } from '../signaling/frames/tools.ts';
+
+/** Deployment defaults a session falls back on when the start frame leaves a field out. */
+export interface SessionDefaults {
+  greeting: string;
+  voice: string;
+  temperature: number;
+}
+
+/** A session's configuration with every default resolved. */
+export interface SessionSettings {
+  modality: 'voice' | 'text';
+  voice: string;
+  instructions: string | undefined;
+  /** The opening greeting text, or false for none. */
+  greeting: string | false;
+  temperature: number;
+  webSearch: boolean;
+  endCall: boolean;
+  flow: boolean;
+  backgroundAudio: boolean;
+  turnEndThreshold: number | undefined;
+  toolChoice: ToolChoice;
+  /** Client-declared tools, already validated. */
+  tools: ToolDeclaration[];
+  /** Downlink/uplink formats; absent in text modality. */
+  audio: AudioConfig | undefined;
+}
+
+export function resolveSettings(
+  mode: Mode,
+  audio: AudioConfig | undefined,
+  tools: ToolDeclaration[],
+  defaults: SessionDefaults,
+): SessionSettings {
+  const modality = mode.modality ?? 'voice';
+  return {
+    modality,
+    voice: mode.voice ?? defaults.voice,
+    instructions: mode.instructions,
+    greeting: mode.greeting === undefined ? defaults.greeting : mode.greeting,
+    temperature: mode.temperature ?? defaults.temperature,
+    webSearch: mode.web_search ?? false,
+    endCall: mode.end_call ?? false,
+    flow: mode.flow ?? false,
+    backgroundAudio: mode.background_audio ?? false,
+    turnEndThreshold: mode.turn_end_threshold,
+    toolChoice: mode.tool_choice ?? 'auto',
+    tools,
+    audio: modality === 'text' ? undefined : audio,
+  };
+}

@@ -1,0 +1,238 @@
+/**
+ * A real HTTP server speaking the OpenAI Chat Completions streaming wire format, so adapters
+ * and tool loops are tested through sockets, SSE framing and all, instead of mocked fetch.
+ */
+import { createServer } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeToolCall {
+  id?: string;
+  name: string;
+  /** Serialized with JSON.stringify; a string is sent verbatim, which lets tests send malformed JSON. */
+  args: unknown;
+}
+
+export type FakeReply =
+  /** Streamed as content deltas: `chunkSize` characters each, or word by word keeping spaces. */
+  | { text: string; chunkSize?: number }
+  /** Optional text first, then each call with its arguments split over 2+ fragments; finish 'tool_calls'. */
+  | { toolCalls: FakeToolCall[]; text?: string }
+  /** Non-2xx JSON `{error:{message, type}}`. */
+  | { status: number; error: string }
+  /** Streams this text, then destroys the socket without finish_reason or [DONE]. */
+  | { failAfterText: string }
+  /** Never finishes; with `beforeHeaders` it does not even send headers (for timeouts). */
+  | { hang: true; beforeHeaders?: boolean }
+  /**
+   * Writes each piece verbatim as the SSE body, pausing between pieces so they arrive as
+   * separate TCP reads (split lines, `\r\n`, comments, mid-stream errors), then ends.
+   */
+  | { raw: string[] };
+
+export interface FakeOpenAiServer {
+  /** Base URL ending in /v1. */
+  url: string;
+  /** Parsed JSON bodies of every chat-completions request, in arrival order. */
+  requests: unknown[];
+  /** Headers of each recorded request (lower-case names), e.g. `headers[0].authorization`. */
+  headers: Record<string, string | undefined>[];
+  /** Decides replies once the enqueue()d ones are used up; `index` counts all requests from 0. */
+  script(fn: (body: any, index: number) => FakeReply): void;
+  /** Replies used in order before the script; with neither, the reply is `{ text: 'ok' }`. */
+  enqueue(...replies: FakeReply[]): void;
+  /** Pause between streamed chunks. Default 0. */
+  delayMs: number;
+  close(): Promise<void>;
+}
+
+const CHAT_PATH = '/v1/chat/completions';
+/** Minimum gap for `raw` pieces; enough for the client to read each write separately. */
+const RAW_GAP_MS = 20;
+
+export async function startFakeOpenAiServer(): Promise<FakeOpenAiServer> {
+  const fake = new FakeServer();
+  await fake.listen();
+  return fake;
+}
+
+class FakeServer implements FakeOpenAiServer {
+  url = '';
+  requests: unknown[] = [];
+  headers: Record<string, string | undefined>[] = [];
+  delayMs = 0;
+  private readonly queue: FakeReply[] = [];
+  private scripted: ((body: any, index: number) => FakeReply) | undefined;
+  private readonly server: Server = createServer((req, res) => void this.handle(req, res));
+
+  script(fn: (body: any, index: number) => FakeReply): void {
+    this.scripted = fn;
+  }
+
+  enqueue(...replies: FakeReply[]): void {
+    this.queue.push(...replies);
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    const { port } = this.server.address() as AddressInfo;
+    this.url = `http://127.0.0.1:${port}/v1`;
+  }
+
+  close(): Promise<void> {
+    // Hanging replies hold their sockets open forever; cut them so close() resolves.
+    this.server.closeAllConnections();
+    return new Promise((resolve, reject) => this.server.close((err) => (err ? reject(err) : resolve())));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    res.on('error', () => {}); // client went away; nothing to report
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method !== 'POST' || path !== CHAT_PATH) {
+      sendJson(res, 404, { error: { message: `no route ${req.method} ${req.url}`, type: 'not_found' } });
+      return;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(await readBody(req));
+    } catch {
+      sendJson(res, 400, { error: { message: 'body is not JSON', type: 'invalid_request_error' } });
+      return;
+    }
+    const index = this.requests.length;
+    this.requests.push(body);
+    this.headers.push(flattenHeaders(req.headers));
+    const reply = this.queue.shift() ?? this.scripted?.(body, index) ?? { text: 'ok' };
+    const model = typeof (body as { model?: unknown }).model === 'string' ? (body as { model: string }).model : 'fake-model';
+    await this.reply(res, reply, new ChunkWriter(res, `chatcmpl-fake-${index}`, model, this.delayMs));
+  }
+
+  private async reply(res: ServerResponse, reply: FakeReply, out: ChunkWriter): Promise<void> {
+    if ('status' in reply) {
+      const type = reply.status >= 500 ? 'server_error' : 'invalid_request_error';
+      sendJson(res, reply.status, { error: { message: reply.error, type } });
+      return;
+    }
+    if ('hang' in reply) {
+      if (!reply.beforeHeaders) {
+        startSse(res);
+        res.flushHeaders();
+      }
+      return;
+    }
+    startSse(res);
+    if ('raw' in reply) {
+      res.socket?.setNoDelay(true);
+      for (const [i, piece] of reply.raw.entries()) {
+        if (i > 0) await sleep(Math.max(this.delayMs, RAW_GAP_MS));
+        if (res.destroyed) return;
+        res.write(piece);
+      }
+      res.end();
+      return;
+    }
+    await out.delta({ role: 'assistant', content: '' });
+    if ('failAfterText' in reply) {
+      for (const piece of splitText(reply.failAfterText)) await out.delta({ content: piece });
+      res.socket?.destroy();
+      return;
+    }
+    if ('toolCalls' in reply) {
+      for (const piece of splitText(reply.text ?? '')) await out.delta({ content: piece });
+      for (const [index, call] of reply.toolCalls.entries()) {
+        const id = call.id ?? `call_fake_${index}`;
+        await out.delta({ tool_calls: [{ index, id, type: 'function', function: { name: call.name, arguments: '' } }] });
+        for (const fragment of argumentFragments(call.args)) {
+          await out.delta({ tool_calls: [{ index, function: { arguments: fragment } }] });
+        }
+      }
+      await out.finish('tool_calls');
+      return;
+    }
+    for (const piece of splitText(reply.text, reply.chunkSize)) await out.delta({ content: piece });
+    await out.finish('stop');
+  }
+}
+
+/** Writes `chat.completion.chunk` SSE events for one response. */
+class ChunkWriter {
+  private first = true;
+  private readonly created = Math.floor(Date.now() / 1000);
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly id: string,
+    private readonly model: string,
+    private readonly delayMs: number,
+  ) {}
+
+  delta(delta: Record<string, unknown>): Promise<void> {
+    return this.chunk(delta, null);
+  }
+
+  async finish(reason: string): Promise<void> {
+    await this.chunk({}, reason);
+    if (!this.res.destroyed) this.res.end('data: [DONE]\n\n');
+  }
+
+  private async chunk(delta: Record<string, unknown>, finishReason: string | null): Promise<void> {
+    if (!this.first && this.delayMs > 0) await sleep(this.delayMs);
+    this.first = false;
+    if (this.res.destroyed) return;
+    const payload = {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
+    };
+    this.res.write(`data: ${JSON.stringify(payload)}\n\n`);
+  }
+}
+
+function splitText(text: string, chunkSize?: number): string[] {
+  if (chunkSize && chunkSize > 0) {
+    const pieces: string[] = [];
+    for (let i = 0; i < text.length; i += chunkSize) pieces.push(text.slice(i, i + chunkSize));
+    return pieces;
+  }
+  return text.match(/\S+\s*|\s+/g) ?? [];
+}
+
+/** Always at least two fragments, like real servers that stream arguments token by token. */
+function argumentFragments(args: unknown): string[] {
+  const text = typeof args === 'string' ? args : (JSON.stringify(args) ?? '');
+  if (text.length < 2) return [text, ''];
+  const size = Math.ceil(text.length / Math.min(3, text.length));
+  const fragments: string[] = [];
+  for (let i = 0; i < text.length; i += size) fragments.push(text.slice(i, i + size));
+  return fragments;
+}
+
+function startSse(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string | undefined> {
+  const flat: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(headers)) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+  return flat;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,14 @@
+import type { ServerFrame } from '../signaling/frames/server.ts';
+
+/**
+ * What the session core needs from a transport (WebSocket or WebRTC). The core owns no socket:
+ * it hands frames and audio to this port and asks it to close.
+ */
+export interface Transport {
+  /** Control and event frames; never dropped for backpressure. */
+  sendFrame(frame: ServerFrame): void;
+  /** Encoded downlink audio in the session's output format; may be dropped when the peer lags. */
+  sendAudio(bytes: Uint8Array): void;
+  /** Ends the connection with a WebSocket close code and a short reason. */
+  close(code: number, reason: string): void;
+}

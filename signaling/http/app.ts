@@ -1,0 +1,38 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { ServerContext } from '../context.ts';
+import { sendHttpError } from './http-error.ts';
+import { devRoutesEnabled, mountDevRoutes } from './dev-routes.ts';
+import { mountSessionKeys } from './session-keys-route.ts';
+import { mountStatic } from './static-routes.ts';
+
+/** The HTTP side: session keys, health, the demo page and the client bundle. */
+export function createHttpApp(server: ServerContext): Koa {
+  const app = new Koa({ proxy: server.config.TRUST_PROXY });
+  const router = new Router();
+
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.body === undefined || ctx.body === null) {
+        if (ctx.status === 404) sendHttpError(ctx, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
+        else if (ctx.status === 405) sendHttpError(ctx, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`);
+      }
+    } catch (error) {
+      server.log.error({ err: error instanceof Error ? error.stack : String(error), path: ctx.path }, 'http handler failed');
+      sendHttpError(ctx, 'internal_error', 'internal error', true);
+    }
+  });
+
+  router.get('/healthz', (ctx) => {
+    ctx.status = server.draining ? 503 : 200;
+    ctx.body = { status: server.draining ? 'draining' : 'ok', sessions: server.sessions.size };
+  });
+  mountSessionKeys(router, server);
+  if (devRoutesEnabled(server)) mountDevRoutes(router, server);
+  mountStatic(router);
+
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: false }));
+  return app;
+}

@@ -1,0 +1,41 @@
+import type Router from '@koa/router';
+import { z } from 'zod';
+import { SessionId } from '../frames/common.ts';
+import type { ServerContext } from '../context.ts';
+import { checkKey } from '../keys/credentials.ts';
+import { mintScopedKey } from '../keys/scoped-key.ts';
+import { sendHttpError } from './http-error.ts';
+import { bearerToken, readJsonBody } from './json-body.ts';
+
+const Body = z.object({ session_id: SessionId });
+
+/**
+ * POST /api/v1/session-keys. Checks run in the order a caller can fix them: who you are (401),
+ * what you sent (415), what it says (400).
+ */
+export function mountSessionKeys(router: Router, server: ServerContext): void {
+  router.post('/api/v1/session-keys', async (ctx) => {
+    const token = bearerToken(ctx.get('authorization') || undefined);
+    const checked = checkKey(token, { store: server.keys, secret: server.secret });
+    if (!checked.ok || checked.credential.kind !== 'persistent') {
+      const why = !checked.ok ? checked.reason : 'scoped keys cannot mint keys';
+      return sendHttpError(ctx, 'unauthorized', `a valid persistent key is required in Authorization: Bearer (${why})`);
+    }
+    const body = await readJsonBody(ctx, 16 * 1024);
+    if (!body.ok) return sendHttpError(ctx, body.code, body.detail);
+    const parsed = Body.safeParse(body.value);
+    if (!parsed.success) {
+      return sendHttpError(ctx, 'invalid_session_id', 'session_id is required: 1 to 64 characters matching ^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$');
+    }
+    const { credential } = checked;
+    const minted = mintScopedKey(server.secret, {
+      account: credential.account,
+      sessionId: parsed.data.session_id,
+      keyId: credential.keyId,
+      ttlS: server.config.SCOPED_KEY_TTL_S,
+    });
+    server.log.info({ account: credential.account, session_id: parsed.data.session_id, key_id: credential.keyId }, 'scoped key issued');
+    ctx.status = 201;
+    ctx.body = { api_key: minted.apiKey, session_id: parsed.data.session_id, expires_in: minted.expiresIn };
+  });
+}

@@ -1,0 +1,117 @@
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { InvalidAccountError, KeyStore } from './key-store.ts';
+
+export type CliOut = { stdout(s: string): void; stderr(s: string): void };
+
+const USAGE = `usage: npm run keys -- <command>
+
+commands:
+  create --account NAME   create a persistent key (ck_...); it is printed once, on the last line
+  list                    list keys (ids, accounts, dates; never the keys)
+  revoke ID               revoke a key; scoped keys already issued from it stay valid until expiry
+
+environment:
+  DATA_DIR                where keys.sqlite3 lives (default ./data)
+`;
+
+/** A user mistake: reported as one line on stderr, never with a stack trace. */
+class UsageError extends Error {}
+
+export function runKeysCli(argv: string[], env: { DATA_DIR?: string }, out: CliOut): number {
+  let values: { account?: string; help?: boolean };
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      options: { account: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    }));
+  } catch (err) {
+    out.stderr(`keys: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    out.stdout(USAGE);
+    return 0;
+  }
+  const [cmd, ...rest] = positionals;
+  if (cmd !== 'create' && cmd !== 'list' && cmd !== 'revoke') {
+    out.stderr(`${cmd === undefined ? 'keys: missing command' : `keys: unknown command ${JSON.stringify(cmd)}`}\n\n${USAGE}`);
+    return 2;
+  }
+
+  let store: KeyStore | undefined;
+  try {
+    if (cmd === 'create') {
+      if (rest.length > 0) throw new UsageError('create takes no positional arguments');
+      if (values.account === undefined) throw new UsageError('create requires --account NAME');
+    } else if (values.account !== undefined) {
+      throw new UsageError(`--account is only valid with create`);
+    }
+    if (cmd === 'list' && rest.length > 0) throw new UsageError('list takes no arguments');
+    if (cmd === 'revoke' && rest.length !== 1) throw new UsageError('usage: revoke ID');
+
+    store = KeyStore.open(env.DATA_DIR || './data');
+    if (cmd === 'create') return create(store, values.account ?? '', out);
+    if (cmd === 'list') return list(store, out);
+    return revoke(store, rest[0] ?? '', out);
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof InvalidAccountError) {
+      out.stderr(`keys: ${err.message}\n`);
+      return 2;
+    }
+    // Operational failures (unwritable DATA_DIR, locked DB): the message is enough to act on.
+    out.stderr(`keys: error: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  } finally {
+    store?.close();
+  }
+}
+
+function create(store: KeyStore, account: string, out: CliOut): number {
+  const k = store.create(account);
+  // Key alone on the last line so scripts can capture it with `tail -n1`.
+  out.stdout(`created ${k.id} for account ${k.account}; store it now, it is not shown again\n`);
+  out.stdout(`${k.key}\n`);
+  return 0;
+}
+
+function list(store: KeyStore, out: CliOut): number {
+  const rows = store.list().map((k) => [k.id, k.account, k.createdAt, k.revokedAt ?? '-']);
+  const table = [['id', 'account', 'created', 'revoked'], ...rows];
+  const widths = [0, 1, 2].map((i) => Math.max(...table.map((r) => (r[i] ?? '').length)));
+  for (const r of table) {
+    out.stdout(`${r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()}\n`);
+  }
+  return 0;
+}
+
+function revoke(store: KeyStore, id: string, out: CliOut): number {
+  const r = store.revoke(id);
+  if (r === 'revoked') {
+    out.stdout(`revoked ${id}\n`);
+    return 0;
+  }
+  out.stderr(r === 'unknown' ? `keys: no key with id ${JSON.stringify(id)}\n` : `keys: ${id} is already revoked\n`);
+  return 1;
+}
+
+function isMain(): boolean {
+  const entry = process.argv[1];
+  if (!entry) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
+  } catch {
+    return false;
+  }
+}
+
+if (isMain()) {
+  process.exitCode = runKeysCli(process.argv.slice(2), process.env, {
+    stdout: (s) => process.stdout.write(s),
+    stderr: (s) => process.stderr.write(s),
+  });
+}

@@ -1,0 +1,84 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { catalogOf, FLITE_VOICES } from '../session/providers/voices.ts';
+import type { LanguageModel } from '../session/providers/llm.ts';
+import type { Config } from './config.ts';
+import type { ServerContext } from './context.ts';
+import { createHttpApp } from './http/app.ts';
+import { KeyStore } from './keys/key-store.ts';
+import { loadOrCreateSecret } from './keys/scoped-key.ts';
+import { createLogger, type Logger } from './log.ts';
+import { createLanguageModel } from './providers.ts';
+import { SessionRegistry } from './session-registry.ts';
+import { attachWebSocketServer } from './ws/ws-server.ts';
+
+export interface RunningServer {
+  /** http://host:port */
+  url: string;
+  port: number;
+  context: ServerContext;
+  /**
+   * Graceful drain: refuse new sessions, tell every live session `server_restarting`, close
+   * them (1012), then stop listening. Resolves within DRAIN_TIMEOUT_MS.
+   */
+  stop(): Promise<void>;
+}
+
+export interface ServerOverrides {
+  llm?: LanguageModel;
+  log?: Logger;
+}
+
+/** Starts HTTP and WebSocket on one port. */
+export async function startServer(config: Config, overrides: ServerOverrides = {}): Promise<RunningServer> {
+  const log = overrides.log ?? createLogger(config.LOG_LEVEL);
+  const keys = KeyStore.open(config.DATA_DIR);
+  const context: ServerContext = {
+    config,
+    keys,
+    secret: loadOrCreateSecret(config.DATA_DIR, config.SCOPED_KEY_SECRET),
+    log,
+    llm: overrides.llm ?? createLanguageModel(config, log),
+    voices: catalogOf(FLITE_VOICES),
+    sessions: new SessionRegistry(config.MAX_SESSIONS),
+    draining: false,
+  };
+  const http = createServer(createHttpApp(context).callback());
+  const wss = attachWebSocketServer(http, context);
+  await listen(http, config.PORT, config.HOST);
+  const { port } = http.address() as AddressInfo;
+  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  log.info({ host: config.HOST, port, llm: context.llm.name }, 'listening');
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      context.draining = true;
+      const live = context.sessions.all();
+      log.info({ sessions: live.length }, 'draining');
+      for (const session of live) session.shutdown('server_restarting');
+      await waitUntil(() => context.sessions.size === 0, config.DRAIN_TIMEOUT_MS);
+      wss.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+      keys.close();
+      log.info('stopped');
+    })());
+
+  return { url: `http://${host}:${port}`, port, context, stop };
+}
+
+function listen(http: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(port, host, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+async function waitUntil(predicate: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+}

@@ -24,8 +24,30 @@ export class ConversationHistory {
     this.messages.push({ role: 'user', content: text });
   }
 
-  addAssistant(text: string): void {
-    if (text.length > 0) this.messages.push({ role: 'assistant', content: text });
+  /** Returns the entry's index so a playback report can later truncate it; undefined when empty. */
+  addAssistant(text: string): number | undefined {
+    if (text.length === 0) return undefined;
+    this.messages.push({ role: 'assistant', content: text });
+    return this.messages.length - 1;
+  }
+
+  /** Replaces an assistant entry's text with what the listener actually heard. */
+  correctAssistant(index: number, text: string): void {
+    const entry = this.messages[index];
+    if (entry?.role !== 'assistant') return;
+    if (text.length > 0) entry.content = text;
+    else this.messages.splice(index, 1);
+  }
+
+  /** Removes the most recent user entry (an eager reply's transcript that the user went on from). */
+  dropLastUser(text: string): void {
+    for (let i = this.messages.length - 1; i >= 0; i -= 1) {
+      const m = this.messages[i];
+      if (m?.role === 'user' && m.content === text) {
+        this.messages.splice(i, 1);
+        return;
+      }
+    }
   }
 
   /** Host context the user did not say; the model is told where it came from. */

@@ -8,6 +8,11 @@ import type { VoiceCatalog } from './providers/voices.ts';
 import type { SessionSettings } from './settings.ts';
 import type { Transport } from './transport.ts';
 import { TurnRunner, type TurnOptions } from './turn-runner.ts';
+import type { SpeechToText } from './providers/asr.ts';
+import type { TextToSpeech } from './providers/tts.ts';
+import type { VoiceActivityDetector } from '../media/vad.ts';
+import { SpeechOutput } from './voice/speech-output.ts';
+import { VoiceController, type VoiceHost } from './voice/voice-controller.ts';
 
 export interface SessionLog {
   info(obj: object, msg: string): void;
@@ -19,6 +24,8 @@ export interface SessionDeps {
   llm: LanguageModel;
   voices: VoiceCatalog;
   log: SessionLog;
+  /** Voice sessions only. */
+  voice?: { tts: TextToSpeech; stt: SpeechToText; createVad(): VoiceActivityDetector };
 }
 
 /** Frames the session core handles; start is the connection's business. */
@@ -29,9 +36,12 @@ export type SessionFrame = Exclude<ClientFrame, { type: 'start' }>;
  * frames through its Transport. Turn-taking rule: at most one assistant reply is active; a new
  * user turn (typed or spoken) cuts in on the reply in flight.
  */
-export class Session {
+export class Session implements VoiceHost {
   readonly history: ConversationHistory;
+  readonly log: SessionLog;
   private current: TurnRunner | undefined;
+  private readonly speech: SpeechOutput | undefined;
+  private readonly voice: VoiceController | undefined;
   private bargeSeq = 0;
   private injectedIds = new Set<string>();
   private ambienceActive = false;
@@ -43,6 +53,20 @@ export class Session {
     private readonly deps: SessionDeps,
   ) {
     this.history = new ConversationHistory(settings.instructions);
+    this.log = deps.log;
+    const audio = settings.audio;
+    if (settings.modality === 'voice' && audio && deps.voice) {
+      this.speech = new SpeechOutput({
+        tts: deps.voice.tts,
+        outputRate: audio.output_sr,
+        encoding: audio.output_encoding,
+        sendAudio: (bytes) => {
+          if (!this.closed) deps.transport.sendAudio(bytes);
+        },
+        onError: (error) => deps.log.warn({ err: error.message }, 'speech synthesis failed'),
+      });
+      this.voice = new VoiceController(this, deps.voice.createVad(), deps.voice.stt);
+    }
   }
 
   get replying(): boolean {
@@ -87,6 +111,7 @@ export class Session {
         return;
       case 'client_event':
         // Text sessions play nothing, so there is nothing to truncate.
+        this.voice?.playbackStopped(frame, this.bargeSeq);
         return;
       default:
         return this.error('unsupported_frame', `${frame.type} is not supported by this server yet`);
@@ -94,11 +119,24 @@ export class Session {
   }
 
   /** Uplink microphone audio: PCM16 LE mono at audio.sr. */
-  handleAudio(_pcm: Uint8Array): void {
+  handleAudio(pcm: Uint8Array): void {
     if (this.closed) return;
     if (this.settings.modality === 'text') {
       return this.error('modality_mismatch', 'binary audio is not accepted in a text session');
     }
+    this.voice?.input.pushBytes(pcm);
+  }
+
+  /** A real user turn (typed or spoken) takes the floor and gets a reply. */
+  userTurn(text: string, turnId: string, inputSource: 'voice' | 'text' = 'voice'): TurnRunner {
+    this.cutIn();
+    this.send({ type: 'asr', text, turn_id: turnId, input_source: inputSource });
+    this.history.addUser(text);
+    return this.startReply({ turnId });
+  }
+
+  userSpoke(): void {
+    // Hook for end-of-call cancellation; nothing pending yet.
   }
 
   /** The transport is gone; stop work in flight. */
@@ -106,6 +144,8 @@ export class Session {
     if (this.closed) return;
     this.closed = true;
     this.current?.interrupt(this.bargeSeq);
+    this.voice?.close();
+    this.speech?.close();
   }
 
   get ambience(): boolean {
@@ -116,11 +156,7 @@ export class Session {
     if (this.settings.modality !== 'text') {
       return this.error('modality_mismatch', 'input_text is accepted only when mode.modality is text; use inject_context in voice sessions');
     }
-    this.cutIn();
-    const turnId = newTurnId();
-    this.send({ type: 'asr', text: frame.text, turn_id: turnId, input_source: 'text' });
-    this.history.addUser(frame.text);
-    this.startReply({ turnId });
+    this.userTurn(frame.text, newTurnId(), 'text');
   }
 
   private onInjectContext(frame: ClientFrameOf<'inject_context'>): void {
@@ -165,6 +201,7 @@ export class Session {
 
   private onReset(): void {
     this.cutIn();
+    this.voice?.reset();
     this.history.clear();
     this.injectedIds.clear();
     this.greet();
@@ -180,19 +217,23 @@ export class Session {
     if (this.replying) this.interruptReply();
   }
 
-  private interruptReply(): void {
-    if (!this.current?.active) return;
+  interruptReply(): void {
+    const runner = this.current;
+    if (!runner?.active) return;
     this.bargeSeq += 1;
-    this.current.interrupt(this.bargeSeq);
+    const seq = this.bargeSeq;
+    runner.interrupt(seq);
+    void runner.done.then((record) => this.voice?.noteInterrupted(record, seq));
   }
 
-  private startReply(options: TurnOptions): void {
+  private startReply(options: TurnOptions): TurnRunner {
     const runner = new TurnRunner(
       {
         send: (frame) => this.send(frame),
         llm: this.deps.llm,
         history: this.history,
         settings: this.settings,
+        speech: this.speech,
         bargeSeq: () => this.bargeSeq,
         log: this.deps.log,
       },
@@ -200,13 +241,14 @@ export class Session {
     );
     this.current = runner;
     void runner.start();
+    return runner;
   }
 
   private error(code: SessionErrorCode, detail: string): void {
     this.send({ type: 'error', code, detail, retryable: SESSION_ERRORS[code].retryable });
   }
 
-  private send(frame: ServerFrame): void {
+  send(frame: ServerFrame): void {
     if (this.closed) return;
     this.deps.transport.sendFrame(frame);
   }

@@ -2,6 +2,7 @@ import type { ServerFrame } from '../signaling/frames/server.ts';
 import type { ConversationHistory } from './history.ts';
 import type { LanguageModel } from './providers/llm.ts';
 import type { SessionSettings } from './settings.ts';
+import type { SpeechOutput, SpeechTurn } from './voice/speech-output.ts';
 
 export type TurnStatus = 'completed' | 'interrupted' | 'canceled' | 'error';
 
@@ -10,6 +11,8 @@ export interface TurnContext {
   llm: LanguageModel;
   history: ConversationHistory;
   settings: SessionSettings;
+  /** Present in voice sessions: the reply is spoken as well as written. */
+  speech: SpeechOutput | undefined;
   /** Current interruption sequence, stamped on utterances. */
   bargeSeq(): number;
   log: { warn(obj: object, msg: string): void };
@@ -24,18 +27,29 @@ export interface TurnOptions {
   extraInstructions?: string;
 }
 
+/** What a finished turn leaves behind for a later playback correction. */
+export interface TurnRecord {
+  turnId: string;
+  status: TurnStatus;
+  speech: SpeechTurn | undefined;
+  /** The history entry holding this reply's text, to truncate to what was heard. */
+  historyIndex: number | undefined;
+}
+
 /**
- * One assistant reply from `turn` to `done`. Every frame of the reply is sent from here so the
- * order SPEC requires (turn, text_delta*, utterance, done) holds on every path, including an
- * interruption arriving mid-stream, which is handled synchronously.
+ * One assistant reply from `turn` to `done`. Every frame of the reply is sent from here, so the
+ * order SPEC requires (turn, text_delta*, utterance, done; deltas ahead of their audio) holds on
+ * every path, including an interruption, which is handled synchronously.
  */
 export class TurnRunner {
   readonly turnId: string;
   private readonly abort = new AbortController();
   private text = '';
+  private uttered = false;
   private finished = false;
-  private resolveDone!: (status: TurnStatus) => void;
-  readonly done: Promise<TurnStatus> = new Promise((resolve) => (this.resolveDone = resolve));
+  private speech: SpeechTurn | undefined;
+  private resolveDone!: (record: TurnRecord) => void;
+  readonly done: Promise<TurnRecord> = new Promise((resolve) => (this.resolveDone = resolve));
 
   constructor(
     private readonly ctx: TurnContext,
@@ -49,36 +63,45 @@ export class TurnRunner {
   }
 
   /** Starts the reply; the returned promise is `done`. Never rejects. */
-  start(): Promise<TurnStatus> {
-    const turn: ServerFrame = this.options.welcome
-      ? { type: 'turn', turn_id: this.turnId, welcome: true }
-      : { type: 'turn', turn_id: this.turnId };
-    this.ctx.send(turn);
+  start(): Promise<TurnRecord> {
+    this.ctx.send(this.options.welcome ? { type: 'turn', turn_id: this.turnId, welcome: true } : { type: 'turn', turn_id: this.turnId });
+    this.speech = this.ctx.speech?.begin(this.ctx.settings.voice);
     void this.run();
     return this.done;
   }
 
   /** The user took the floor: stop now, keep what was already delivered. */
   interrupt(bargeSeq: number): void {
+    this.stop('interrupted', { type: 'interrupted', turn_id: this.turnId, clear: true, barge_seq: bargeSeq });
+  }
+
+  /** An eager reply is retracted: its playback was never committed. */
+  cancel(): void {
+    this.stop('canceled', { type: 'canceled', turn_id: this.turnId });
+  }
+
+  private stop(status: TurnStatus, frame: ServerFrame): void {
     if (this.finished) return;
     this.abort.abort();
-    this.ctx.send({ type: 'interrupted', turn_id: this.turnId, clear: true, barge_seq: bargeSeq });
-    this.finish('interrupted');
+    this.speech?.stop();
+    this.ctx.send(frame);
+    this.finish(status);
   }
 
   private async run(): Promise<void> {
     try {
-      if (this.options.fixedText !== undefined) {
-        this.emitText(this.options.fixedText);
-      } else {
-        await this.streamFromModel();
-      }
-      if (!this.finished) this.finish('completed');
+      if (this.options.fixedText !== undefined) this.emitText(this.options.fixedText);
+      else await this.streamFromModel();
+      if (this.finished) return;
+      this.sendUtterance();
+      await this.speech?.end();
+      this.finish('completed');
     } catch (error) {
       if (this.finished) return;
       const detail = error instanceof Error ? error.message : String(error);
-      // SPEC: a model failure ends only this turn; the conversation goes on, so it is retryable.
       this.ctx.log.warn({ turn_id: this.turnId, err: detail }, 'model error ended the reply');
+      this.speech?.stop();
+      // SPEC: a model failure ends only this turn; the conversation goes on, so it is retryable.
       this.ctx.send({ type: 'error', code: 'model_error', retryable: true, detail: `the model failed: ${detail}` });
       this.finish('error');
     }
@@ -102,23 +125,31 @@ export class TurnRunner {
     if (this.finished || delta.length === 0) return;
     this.text += delta;
     this.ctx.send({ type: 'text_delta', turn_id: this.turnId, delta });
+    this.speech?.pushText(delta);
+  }
+
+  /** In voice, what the reply delivered is what was sent as audio; in text, what was written. */
+  private deliveredText(): string {
+    return this.speech ? this.speech.sentText : this.text;
+  }
+
+  private sendUtterance(): void {
+    if (this.uttered) return;
+    this.uttered = true;
+    this.ctx.send({ type: 'utterance', text: this.text, turn_id: this.turnId, barge_seq: this.ctx.bargeSeq(), corrected: false });
   }
 
   private finish(status: TurnStatus): void {
     if (this.finished) return;
     this.finished = true;
     this.abort.abort();
-    if (this.text.length > 0 || status === 'completed') {
-      this.ctx.send({
-        type: 'utterance',
-        text: this.text,
-        turn_id: this.turnId,
-        barge_seq: this.ctx.bargeSeq(),
-        corrected: false,
-      });
+    const delivered = status === 'completed' ? this.text : this.deliveredText();
+    if (!this.uttered && delivered.length > 0 && status !== 'canceled') {
+      this.uttered = true;
+      this.ctx.send({ type: 'utterance', text: delivered, turn_id: this.turnId, barge_seq: this.ctx.bargeSeq(), corrected: false });
     }
-    this.ctx.history.addAssistant(this.text);
+    const historyIndex = status === 'canceled' ? undefined : this.ctx.history.addAssistant(delivered);
     this.ctx.send({ type: 'done', turn_id: this.turnId, status });
-    this.resolveDone(status);
+    this.resolveDone({ turnId: this.turnId, status, speech: this.speech, historyIndex });
   }
 }

@@ -41,6 +41,12 @@ export const ConfigSchema = z.object({
   /** Pace of the local model's words; 0 streams as fast as the event loop allows. */
   LOCAL_LLM_WORD_DELAY_MS: z.coerce.number().int().min(0).max(5000).default(20),
 
+  /** WebRTC VAD aggressiveness 0..3: higher calls more borderline audio non-speech. */
+  VAD_AGGRESSIVENESS: z.coerce.number().int().min(0).max(3).default(3),
+  TTS_WORKERS: z.coerce.number().int().min(1).max(16).default(1),
+  /** Recognisers kept loaded and waiting, so an utterance never waits for a model load. */
+  ASR_WARM_PROCESSES: z.coerce.number().int().min(1).max(32).default(2),
+
   TRUST_PROXY: flag.default(false),
 });
 

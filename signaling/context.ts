@@ -4,6 +4,14 @@ import type { Logger } from './log.ts';
 import type { LanguageModel } from '../session/providers/llm.ts';
 import type { VoiceCatalog } from '../session/providers/voices.ts';
 import type { SessionRegistry } from './session-registry.ts';
+import type { SpeechToText } from '../session/providers/asr.ts';
+import type { TextToSpeech } from '../session/providers/tts.ts';
+import type { VoiceActivityDetector } from '../media/vad.ts';
+
+/** The voice pipeline's providers, or why voice sessions cannot run here. */
+export type VoiceProviders =
+  | { ok: true; tts: TextToSpeech; stt: SpeechToText; createVad(): VoiceActivityDetector }
+  | { ok: false; reason: string };
 
 /** What the HTTP routes and the WebSocket layer share; built once in server.ts. */
 export interface ServerContext {
@@ -14,6 +22,7 @@ export interface ServerContext {
   llm: LanguageModel;
   voices: VoiceCatalog;
   sessions: SessionRegistry;
+  voice: VoiceProviders;
   /** True once SIGTERM (or stop()) began draining: no new sessions. */
   draining: boolean;
 }

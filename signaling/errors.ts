@@ -26,6 +26,7 @@ export const WS_ERRORS = {
   invalid_frame: { retryable: false },
   frame_too_large: { retryable: false },
   unsupported_transport: { retryable: false, close: 4400 },
+  voice_unavailable: { retryable: false, close: 4400 },
   internal_error: { retryable: true, close: 1011 },
 } as const satisfies Record<string, ErrorSpec>;
 

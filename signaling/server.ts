@@ -1,6 +1,5 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { catalogOf, FLITE_VOICES } from '../session/providers/voices.ts';
 import type { LanguageModel } from '../session/providers/llm.ts';
 import type { Config } from './config.ts';
 import type { ServerContext } from './context.ts';
@@ -11,6 +10,9 @@ import { createLogger, type Logger } from './log.ts';
 import { createLanguageModel } from './providers.ts';
 import { SessionRegistry } from './session-registry.ts';
 import { attachWebSocketServer } from './ws/ws-server.ts';
+import { createVoiceProviders } from './voice-providers.ts';
+import type { VoiceProviders } from './context.ts';
+import { catalogOf, FLITE_VOICES } from '../session/providers/voices.ts';
 
 export interface RunningServer {
   /** http://host:port */
@@ -27,20 +29,23 @@ export interface RunningServer {
 export interface ServerOverrides {
   llm?: LanguageModel;
   log?: Logger;
+  voice?: VoiceProviders;
 }
 
 /** Starts HTTP and WebSocket on one port. */
 export async function startServer(config: Config, overrides: ServerOverrides = {}): Promise<RunningServer> {
   const log = overrides.log ?? createLogger(config.LOG_LEVEL);
   const keys = KeyStore.open(config.DATA_DIR);
+  const voice = overrides.voice ?? (await createVoiceProviders(config, log));
   const context: ServerContext = {
     config,
     keys,
     secret: loadOrCreateSecret(config.DATA_DIR, config.SCOPED_KEY_SECRET),
     log,
     llm: overrides.llm ?? createLanguageModel(config, log),
-    voices: catalogOf(FLITE_VOICES),
+    voices: voice.ok ? voice.tts.voices : catalogOf(FLITE_VOICES),
     sessions: new SessionRegistry(config.MAX_SESSIONS),
+    voice,
     draining: false,
   };
   const http = createServer(createHttpApp(context).callback());
@@ -57,11 +62,14 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       const live = context.sessions.all();
       log.info({ sessions: live.length }, 'draining');
       for (const session of live) session.shutdown('server_restarting');
-      await waitUntil(() => context.sessions.size === 0, config.DRAIN_TIMEOUT_MS);
+      // Wait for the close handshakes too: terminating a socket whose error frame and close
+      // frame are still queued behind a backlog would cut it with 1006 and no reason.
+      await waitUntil(() => context.sessions.size === 0 && wss.closing() === 0, config.DRAIN_TIMEOUT_MS);
       wss.close();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
       keys.close();
+      if (voice.ok) await Promise.all([voice.tts.close?.(), voice.stt.close?.()]);
       log.info('stopped');
     })());
 

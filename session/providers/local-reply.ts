@@ -24,10 +24,11 @@ export function composeLocalReply(messages: readonly ChatMessage[], now: Date = 
   const repeat = /^(?:please\s+)?(?:repeat after me|say)[:,]?\s+(.+)$/i.exec(text);
   if (repeat?.[1]) return repeat[1];
 
-  const arithmetic = /([(\-]*\d[\d\s.+\-*/()x×÷]*[\d)])/.exec(lower.replace(/\btimes\b/g, '*').replace(/\bplus\b/g, '+').replace(/\bminus\b/g, '-').replace(/\bdivided by\b/g, '/'));
+  const spoken = wordsToDigits(lower).replace(/\btimes\b|\bmultiplied by\b/g, '*').replace(/\bplus\b/g, '+').replace(/\bminus\b/g, '-').replace(/\bdivided by\b|\bover\b/g, '/');
+  const arithmetic = /([(\-]*\d[\d\s.+\-*/()x×÷]*[\d)])/.exec(spoken);
   if (arithmetic?.[1] && /\d\s*\)*\s*[+\-*/x×÷]/.test(arithmetic[1])) {
     const value = evaluate(arithmetic[1]);
-    if (value !== undefined) return `${arithmetic[1].replace(/\s+/g, ' ').trim()} is ${formatNumber(value)}.`;
+    if (value !== undefined) return `${speakExpression(arithmetic[1])} is ${formatNumber(value)}.`;
   }
 
   if (/\bwhat time is it\b|\bcurrent time\b/.test(lower)) {
@@ -62,6 +63,42 @@ function rememberedName(messages: readonly ChatMessage[]): string | undefined {
 function clip(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').replace(/[.!?]+$/, '');
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+const UNITS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
+const TENS = ['', '', 'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
+
+/** "twelve times seven" → "12 times 7": recognisers write numbers as words. */
+export function wordsToDigits(text: string): string {
+  const word = /\b(?:(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand)(?:[\s-]+(?:and[\s-]+)?)?)+\b/g;
+  return text.replace(word, (match) => {
+    let total = 0;
+    let current = 0;
+    for (const w of match.trim().split(/[\s-]+/)) {
+      if (w === 'and') continue;
+      const unit = UNITS.indexOf(w);
+      const ten = TENS.indexOf(w);
+      if (unit >= 0) current += unit;
+      else if (ten >= 2) current += ten * 10;
+      else if (w === 'hundred') current = (current || 1) * 100;
+      else if (w === 'thousand') {
+        total += (current || 1) * 1000;
+        current = 0;
+      }
+    }
+    return `${total + current}${/\s$/.test(match) ? ' ' : ''}`;
+  });
+}
+
+/** "12 * 7" → "12 times 7", for a reply that is spoken aloud. */
+function speakExpression(expression: string): string {
+  return expression
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/\s*[*x×]\s*/g, ' times ')
+    .replace(/\s*\/\s*/g, ' divided by ')
+    .replace(/\s*\+\s*/g, ' plus ')
+    .replace(/(\d)\s*-\s*(?=\d|\()/g, '$1 minus ');
 }
 
 function formatNumber(value: number): string {

@@ -94,6 +94,9 @@ export class Connection implements RegisteredSession {
     if (start.mode.voice !== undefined && !this.server.voices.find(start.mode.voice)) {
       return this.fail('invalid_start_frame', `mode.voice: unknown voice "${start.mode.voice}"`);
     }
+    if ((start.mode.modality ?? 'voice') === 'voice' && !this.server.voice.ok) {
+      return this.fail('voice_unavailable', `voice sessions are not available on this server: ${this.server.voice.reason}; text sessions still work`);
+    }
     if (start.resume_token !== undefined) {
       // No stash can match yet: every token is unknown. The socket stays open for a fresh start.
       return this.sendError('resume_failed', 'resume token is unknown, expired or already used; start again without it');
@@ -114,6 +117,7 @@ export class Connection implements RegisteredSession {
       llm: this.server.llm,
       voices: this.server.voices,
       log: sessionLog,
+      ...(settings.modality === 'voice' && this.server.voice.ok ? { voice: this.server.voice } : {}),
     });
     if (auth.credential.kind === 'scoped') this.armExpiry(auth.credential.expiresAt);
     sessionLog.info({ modality: settings.modality, key_kind: auth.credential.kind }, 'session started');

@@ -1,0 +1,128 @@
+import { sharedPacerClock, type PacerClock, type Ticking } from './pacer-clock.ts';
+
+export const DOWNLINK_FRAME_MS = 20;
+
+export interface PacerOptions {
+  sampleRate: number;
+  /** Audio sent ahead of real time so the client's jitter buffer never runs dry. */
+  leadMs?: number;
+  send(frame: Int16Array): void;
+  clock?: PacerClock;
+}
+
+/**
+ * Sends queued PCM in 20 ms frames at real-time pace. Because at most `leadMs` of audio is ever
+ * ahead of the listener, clearing the queue stops the downlink within one frame of a barge-in.
+ */
+export class DownlinkPacer implements Ticking {
+  private readonly frameSamples: number;
+  private readonly queue: Int16Array[] = [];
+  private partial: Int16Array | undefined;
+  private partialFill = 0;
+  /** Ideal play time of the next frame; undefined while idle. */
+  private nextAt: number | undefined;
+  private readonly leadMs: number;
+  private readonly clock: PacerClock;
+  private idleWaiters: Array<() => void> = [];
+  /** Milliseconds of audio handed to the transport since the last resetCounters(). */
+  sentMs = 0;
+  /** Send-time lateness samples, for the jitter benchmark. */
+  lateness: number[] | undefined;
+
+  constructor(private readonly options: PacerOptions) {
+    this.frameSamples = Math.round((options.sampleRate * DOWNLINK_FRAME_MS) / 1000);
+    this.leadMs = options.leadMs ?? 60;
+    this.clock = options.clock ?? sharedPacerClock;
+  }
+
+  get queuedMs(): number {
+    return (this.queue.length * DOWNLINK_FRAME_MS) + (this.partialFill * 1000) / this.options.sampleRate;
+  }
+
+  get idle(): boolean {
+    return this.queue.length === 0 && this.partialFill === 0;
+  }
+
+  enqueue(samples: Int16Array): void {
+    let offset = 0;
+    while (offset < samples.length) {
+      this.partial ??= new Int16Array(this.frameSamples);
+      const take = Math.min(this.frameSamples - this.partialFill, samples.length - offset);
+      this.partial.set(samples.subarray(offset, offset + take), this.partialFill);
+      this.partialFill += take;
+      offset += take;
+      if (this.partialFill === this.frameSamples) {
+        this.queue.push(this.partial);
+        this.partial = undefined;
+        this.partialFill = 0;
+      }
+    }
+    this.start();
+  }
+
+  /** End of a stream: the last partial frame goes out padded with silence. */
+  flush(): void {
+    if (this.partial && this.partialFill > 0) {
+      this.queue.push(this.partial);
+      this.partial = undefined;
+      this.partialFill = 0;
+    }
+    this.start();
+  }
+
+  /** Drops everything not yet sent; returns how much audio was dropped. */
+  clear(): number {
+    const dropped = this.queuedMs;
+    this.queue.length = 0;
+    this.partial = undefined;
+    this.partialFill = 0;
+    this.stop();
+    return dropped;
+  }
+
+  /** Resolves once everything queued so far has been sent. */
+  whenIdle(): Promise<void> {
+    if (this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  close(): void {
+    this.clear();
+  }
+
+  tick(now: number): void {
+    while (this.queue.length > 0 && this.nextAt !== undefined && this.nextAt - this.leadMs <= now) {
+      const frame = this.queue.shift()!;
+      this.lateness?.push(now - (this.nextAt - this.leadMs));
+      this.options.send(frame);
+      this.sentMs += DOWNLINK_FRAME_MS;
+      this.nextAt += DOWNLINK_FRAME_MS;
+    }
+    // An empty queue ends the run; the next frame starts a fresh timeline instead of
+    // bursting to catch up on time the producer lost.
+    if (this.queue.length === 0) this.stop();
+  }
+
+  private start(): void {
+    if (this.queue.length === 0) return;
+    if (this.nextAt === undefined) {
+      this.nextAt = performance.now();
+      this.clock.add(this);
+      // Send what is due now rather than waiting for the next tick.
+      this.tick(this.nextAt);
+    }
+  }
+
+  private stop(): void {
+    if (this.nextAt === undefined) return;
+    this.nextAt = undefined;
+    this.clock.remove(this);
+    this.wakeIdle();
+  }
+
+  private wakeIdle(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+}

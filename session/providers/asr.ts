@@ -1,0 +1,23 @@
+/**
+ * The SpeechToText port. A recogniser receives an utterance's 16 kHz PCM as it is spoken (so a
+ * streaming backend can work ahead) and returns the final transcript when the turn ends.
+ */
+export interface TranscriptionStream {
+  write(samples: Int16Array): void;
+  /** The turn ended: resolves with the final transcript ('' when nothing was recognised). */
+  finish(): Promise<string>;
+  /** The segment was noise or the session ended: release everything, no transcript. */
+  abort(): void;
+}
+
+export interface SpeechToText {
+  readonly name: string;
+  /** Opens a stream for one utterance of 16 kHz mono PCM16. */
+  open(): TranscriptionStream;
+  close?(): Promise<void>;
+}
+
+/** A missing local dependency: voice sessions are refused with this message at start. */
+export class SpeechUnavailableError extends Error {
+  override name = 'SpeechUnavailableError';
+}

@@ -1,0 +1,160 @@
+import { DownlinkPacer, DOWNLINK_FRAME_MS } from '../../media/downlink-pacer.ts';
+import { encodePcm, type OutputEncoding } from '../../media/pcm.ts';
+import { Resampler } from '../../media/resampler.ts';
+import type { TextToSpeech } from '../providers/tts.ts';
+import { SentenceSplitter } from './sentences.ts';
+import { SpokenTimeline } from './spoken-text.ts';
+
+export interface SpeechOutputOptions {
+  tts: TextToSpeech;
+  outputRate: number;
+  encoding: OutputEncoding;
+  sendAudio(bytes: Uint8Array): void;
+  onError(error: Error): void;
+}
+
+/**
+ * The session's downlink: one pacer, one resampler per TTS rate, and at most one speaking turn.
+ * Synthesis runs sentence by sentence in order; each sentence's audio is queued as soon as it is
+ * ready, so the first audio leaves while the model is still writing.
+ */
+export class SpeechOutput {
+  private readonly pacer: DownlinkPacer;
+  private readonly resamplers = new Map<number, Resampler>();
+  private current: SpeechTurn | undefined;
+
+  constructor(private readonly options: SpeechOutputOptions) {
+    this.pacer = new DownlinkPacer({
+      sampleRate: options.outputRate,
+      send: (frame) => options.sendAudio(encodePcm(frame, options.encoding)),
+    });
+  }
+
+  /** Starts speaking a new turn; any turn still speaking is cut off first. */
+  begin(voice: string): SpeechTurn {
+    this.current?.stop();
+    this.pacer.sentMs = 0;
+    const turn = new SpeechTurn(this, voice);
+    this.current = turn;
+    return turn;
+  }
+
+  get pacerSentMs(): number {
+    return this.pacer.sentMs;
+  }
+
+  /** Pacer lateness samples, for the jitter benchmark. */
+  recordLateness(into: number[]): void {
+    this.pacer.lateness = into;
+  }
+
+  close(): void {
+    this.current?.stop();
+    this.pacer.close();
+  }
+
+  /** @internal */
+  synthesize(text: string, voice: string, signal: AbortSignal): AsyncIterable<{ samples: Int16Array; sampleRate: number }> {
+    return this.options.tts.synthesize(text, voice, signal);
+  }
+
+  /** @internal queues PCM at the TTS rate; returns its duration in ms. */
+  queue(samples: Int16Array, sampleRate: number): number {
+    let resampler = this.resamplers.get(sampleRate);
+    if (!resampler) {
+      resampler = new Resampler(sampleRate, this.options.outputRate);
+      this.resamplers.set(sampleRate, resampler);
+    }
+    const out = resampler.process(samples);
+    this.pacer.enqueue(out);
+    return (out.length * 1000) / this.options.outputRate;
+  }
+
+  /** @internal */
+  drain(): Promise<void> {
+    this.pacer.flush();
+    return this.pacer.whenIdle();
+  }
+
+  /** @internal */
+  clear(): number {
+    return this.pacer.clear();
+  }
+
+  /** @internal */
+  reportError(error: Error): void {
+    this.options.onError(error);
+  }
+}
+
+export class SpeechTurn {
+  readonly timeline = new SpokenTimeline();
+  private readonly splitter = new SentenceSplitter();
+  private readonly abort = new AbortController();
+  private chain: Promise<void> = Promise.resolve();
+  private stopped = false;
+  private queuedMs = 0;
+  /** Frozen at stop or end: the pacer's counter moves on with the next turn. */
+  private finalSentMs: number | undefined;
+
+  constructor(
+    private readonly output: SpeechOutput,
+    private readonly voice: string,
+  ) {}
+
+  pushText(delta: string): void {
+    for (const sentence of this.splitter.push(delta)) this.speak(sentence);
+  }
+
+  /** The reply's text is complete: resolves once all its audio has been sent. */
+  async end(): Promise<void> {
+    for (const sentence of this.splitter.flush()) this.speak(sentence);
+    await this.chain;
+    if (!this.stopped) await this.output.drain();
+    this.finalSentMs ??= this.liveSentMs();
+  }
+
+  /** Stops at once: queued audio is dropped. Returns the audio time actually sent. */
+  stop(): number {
+    if (!this.stopped) {
+      this.stopped = true;
+      this.finalSentMs ??= this.liveSentMs();
+      this.abort.abort();
+      this.output.clear();
+    }
+    return this.sentMs;
+  }
+
+  /** Audio of this turn already handed to the transport. */
+  get sentMs(): number {
+    return this.finalSentMs ?? this.liveSentMs();
+  }
+
+  private liveSentMs(): number {
+    return Math.min(this.output.pacerSentMs, this.queuedMs + DOWNLINK_FRAME_MS);
+  }
+
+  /** The text whose audio was sent (an upper bound of what was heard). */
+  get sentText(): string {
+    return this.timeline.textAt(this.sentMs);
+  }
+
+  private speak(sentence: string): void {
+    this.chain = this.chain.then(async () => {
+      if (this.stopped) return;
+      try {
+        let first = true;
+        for await (const chunk of this.output.synthesize(sentence, this.voice, this.abort.signal)) {
+          if (this.stopped) return;
+          const ms = this.output.queue(chunk.samples, chunk.sampleRate);
+          this.queuedMs += ms;
+          if (first) this.timeline.add(sentence, ms);
+          else this.timeline.extendLast(ms);
+          first = false;
+        }
+      } catch (error) {
+        if (!this.stopped) this.output.reportError(error instanceof Error ? error : new Error(String(error)));
+      }
+    });
+  }
+}

@@ -1,0 +1,133 @@
+import { endpointerOptions } from '../../media/endpointer.ts';
+import type { VoiceActivityDetector } from '../../media/vad.ts';
+import type { ServerFrame } from '../../signaling/frames/server.ts';
+import type { ConversationHistory } from '../history.ts';
+import { newTurnId } from '../ids.ts';
+import type { SpeechToText } from '../providers/asr.ts';
+import type { SessionSettings } from '../settings.ts';
+import type { TurnRecord, TurnRunner } from '../turn-runner.ts';
+import { VoiceInput } from './voice-input.ts';
+
+/** What the voice side needs from its session. */
+export interface VoiceHost {
+  readonly settings: SessionSettings;
+  readonly history: ConversationHistory;
+  readonly replying: boolean;
+  send(frame: ServerFrame): void;
+  /** Barge-in: stop the reply in flight (interrupted, done). */
+  interruptReply(): void;
+  /** A real user turn: asr, then a reply. Returns the reply's runner. */
+  userTurn(text: string, turnId: string): TurnRunner;
+  /** Real user speech was heard (cancels a pending end of call). */
+  userSpoke(): void;
+  log: { info(obj: object, msg: string): void };
+}
+
+/**
+ * Turn-taking for a voice session: barge-in on confirmed speech, transcripts in order, eager
+ * replies in flow mode (retracted with `canceled` if the user goes on), and the playback report
+ * that truncates an interrupted reply to what was heard.
+ */
+export class VoiceController {
+  readonly input: VoiceInput;
+  private transcripts: Promise<void> = Promise.resolve();
+  private eager: { runner: TurnRunner; text: string } | undefined;
+  /** Bumped whenever the user resumes after an eager end; stale eager transcripts check it. */
+  private epoch = 0;
+  private lastInterrupted: { record: TurnRecord; bargeSeq: number; corrected: boolean } | undefined;
+
+  constructor(
+    private readonly host: VoiceHost,
+    vad: VoiceActivityDetector,
+    stt: SpeechToText,
+  ) {
+    const audio = host.settings.audio;
+    if (!audio) throw new Error('voice session without audio settings');
+    this.input = new VoiceInput(audio.sr, endpointerOptions(host.settings.turnEndThreshold, host.settings.flow), vad, stt, {
+      onSpeechConfirmed: () => this.onSpeechConfirmed(),
+      onEagerEnd: (transcript) => this.onEagerEnd(transcript),
+      onSpeechResumed: () => this.onSpeechResumed(),
+      onTurnEnd: (transcript) => this.onTurnEnd(transcript),
+      onSilentMic: (w) => host.send({ type: 'silent_mic', reason: w.reason, duration_ms: w.duration_ms, peak: w.peak }),
+    });
+  }
+
+  /** Called by the session when a reply it started was interrupted, for the playback report. */
+  noteInterrupted(record: TurnRecord, bargeSeq: number): void {
+    if (record.speech) this.lastInterrupted = { record, bargeSeq, corrected: false };
+  }
+
+  /**
+   * client_event playback_stopped: the client says how much sent audio was never heard. The
+   * interrupted utterance is cut to the heard text, in history and with `utterance corrected`.
+   */
+  playbackStopped(report: { remaining_ms?: number; discarded_ms?: number; barge_seq?: number }, currentBargeSeq: number): void {
+    const last = this.lastInterrupted;
+    const seq = report.barge_seq ?? currentBargeSeq;
+    if (!last || last.corrected || last.bargeSeq !== seq || !last.record.speech) return;
+    last.corrected = true;
+    const speech = last.record.speech;
+    const unheard = Math.max(report.remaining_ms ?? 0, report.discarded_ms ?? 0);
+    const heard = speech.timeline.textAt(Math.max(0, speech.sentMs - unheard));
+    if (last.record.historyIndex !== undefined) this.host.history.correctAssistant(last.record.historyIndex, heard);
+    this.host.send({ type: 'utterance', text: heard, turn_id: last.record.turnId, barge_seq: seq, corrected: true });
+  }
+
+  reset(): void {
+    this.input.resetTurn();
+    this.eager = undefined;
+    this.epoch += 1;
+  }
+
+  close(): void {
+    this.input.close();
+  }
+
+  private onSpeechConfirmed(): void {
+    this.host.userSpoke();
+    if (this.host.replying && !this.eager) this.host.interruptReply();
+  }
+
+  private onEagerEnd(transcript: Promise<string>): void {
+    const epoch = this.epoch;
+    this.enqueue(async () => {
+      const text = (await transcript).trim();
+      if (!text || epoch !== this.epoch) return;
+      const runner = this.host.userTurn(text, newTurnId());
+      this.eager = { runner, text };
+    });
+  }
+
+  private onSpeechResumed(): void {
+    this.epoch += 1;
+    const eager = this.eager;
+    if (!eager) return;
+    this.eager = undefined;
+    eager.runner.cancel();
+    this.host.history.dropLastUser(eager.text);
+    this.host.log.info({ turn_id: eager.runner.turnId }, 'eager reply retracted: the user went on');
+  }
+
+  private onTurnEnd(transcript: Promise<string>): void {
+    this.enqueue(async () => {
+      if (this.eager) {
+        // The eager reply already answers this speech: it is now committed.
+        this.eager = undefined;
+        return;
+      }
+      const text = (await transcript).trim();
+      if (!text) {
+        this.host.log.info({}, 'speech ended with an empty transcript; no turn');
+        return;
+      }
+      this.host.userTurn(text, newTurnId());
+    });
+  }
+
+  /** Transcripts resolve asynchronously; turns are taken strictly in the order spoken. */
+  private enqueue(task: () => Promise<void>): void {
+    this.transcripts = this.transcripts.then(task).catch((error: unknown) => {
+      this.host.log.info({ err: String(error) }, 'transcription failed');
+    });
+  }
+}

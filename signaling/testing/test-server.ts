@@ -1,0 +1,45 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../config.ts';
+import { startServer, type RunningServer, type ServerOverrides } from '../server.ts';
+import { mintScopedKey } from '../keys/scoped-key.ts';
+
+export interface TestServer {
+  server: RunningServer;
+  url: string;
+  wsUrl: string;
+  /** A persistent key of account `acme`. */
+  key: string;
+  keyId: string;
+  dataDir: string;
+  scopedKey(sessionId: string, opts?: { ttlS?: number; account?: string }): string;
+  stop(): Promise<void>;
+}
+
+/** A real server on an ephemeral loopback port with its own data directory. */
+export async function startTestServer(env: Record<string, string> = {}, overrides: ServerOverrides = {}): Promise<TestServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'parley-test-'));
+  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', LOCAL_LLM_WORD_DELAY_MS: '0', ...env });
+  const server = await startServer(config, overrides);
+  const created = server.context.keys.create('acme');
+  return {
+    server,
+    url: server.url,
+    wsUrl: `${server.url.replace(/^http/, 'ws')}/ws`,
+    key: created.key,
+    keyId: created.id,
+    dataDir,
+    scopedKey: (sessionId, opts = {}) =>
+      mintScopedKey(server.context.secret, {
+        account: opts.account ?? 'acme',
+        sessionId,
+        keyId: created.id,
+        ttlS: opts.ttlS ?? config.SCOPED_KEY_TTL_S,
+      }).apiKey,
+    async stop() {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,4 +1,4 @@
-import type { ChatMessage } from './providers/llm.ts';
+import type { ChatMessage, ToolCallRequest } from './providers/llm.ts';
 
 export const DEFAULT_SYSTEM_PROMPT = [
   'You are a helpful voice and text assistant in a realtime conversation.',
@@ -48,6 +48,15 @@ export class ConversationHistory {
         return;
       }
     }
+  }
+
+  /** An assistant message that called tools (with any text said before the calls). */
+  addToolCalls(text: string, calls: ToolCallRequest[]): void {
+    this.messages.push({ role: 'assistant', content: text, tool_calls: calls.map((c) => ({ ...c })) });
+  }
+
+  addToolResult(callId: string, content: string): void {
+    this.messages.push({ role: 'tool', tool_call_id: callId, content });
   }
 
   /** Host context the user did not say; the model is told where it came from. */

@@ -1,16 +1,20 @@
+import type { VoiceActivityDetector } from '../media/vad.ts';
 import type { ClientFrame, ClientFrameOf } from '../signaling/frames/client.ts';
 import type { ServerFrame } from '../signaling/frames/server.ts';
+import { validateTools } from '../signaling/frames/tools.ts';
+import { EndOfCall } from './end-of-call.ts';
 import { SESSION_ERRORS, type SessionErrorCode } from './errors.ts';
 import { ConversationHistory } from './history.ts';
 import { newTurnId } from './ids.ts';
+import type { SpeechToText } from './providers/asr.ts';
 import type { LanguageModel } from './providers/llm.ts';
+import type { WebSearch } from './providers/search.ts';
+import type { TextToSpeech } from './providers/tts.ts';
 import type { VoiceCatalog } from './providers/voices.ts';
 import type { SessionSettings } from './settings.ts';
+import { ToolDesk, type ToolDeskOptions } from './tools/tool-desk.ts';
 import type { Transport } from './transport.ts';
-import { TurnRunner, type TurnOptions } from './turn-runner.ts';
-import type { SpeechToText } from './providers/asr.ts';
-import type { TextToSpeech } from './providers/tts.ts';
-import type { VoiceActivityDetector } from '../media/vad.ts';
+import { TurnRunner, type TurnOptions, type TurnStatus } from './turn-runner.ts';
 import { SpeechOutput } from './voice/speech-output.ts';
 import { VoiceController, type VoiceHost } from './voice/voice-controller.ts';
 
@@ -24,6 +28,10 @@ export interface SessionDeps {
   llm: LanguageModel;
   voices: VoiceCatalog;
   log: SessionLog;
+  search?: WebSearch;
+  tools: ToolDeskOptions;
+  endCallGraceMs: number;
+  signOff: string;
   /** Voice sessions only. */
   voice?: { tts: TextToSpeech; stt: SpeechToText; createVad(): VoiceActivityDetector };
 }
@@ -39,9 +47,11 @@ export type SessionFrame = Exclude<ClientFrame, { type: 'start' }>;
 export class Session implements VoiceHost {
   readonly history: ConversationHistory;
   readonly log: SessionLog;
+  readonly desk: ToolDesk;
   private current: TurnRunner | undefined;
   private readonly speech: SpeechOutput | undefined;
   private readonly voice: VoiceController | undefined;
+  private readonly ending: EndOfCall;
   private bargeSeq = 0;
   private injectedIds = new Set<string>();
   private ambienceActive = false;
@@ -54,6 +64,23 @@ export class Session implements VoiceHost {
   ) {
     this.history = new ConversationHistory(settings.instructions);
     this.log = deps.log;
+    this.ending = new EndOfCall({ send: (f) => this.send(f), close: (code, reason) => deps.transport.close(code, reason), log: deps.log }, deps.endCallGraceMs);
+    this.desk = new ToolDesk(
+      {
+        settings,
+        history: this.history,
+        llm: deps.llm,
+        search: deps.search,
+        send: (f) => this.send(f),
+        floorFree: () => !this.replying && !this.voice?.input.speaking,
+        narrate: (instruction, beforeDone) => this.startReply({ turnId: newTurnId(), extraInstructions: instruction, beforeDone }),
+        replyNow: (instruction) => {
+          if (!this.replying) this.startReply({ turnId: newTurnId(), extraInstructions: instruction });
+        },
+        log: deps.log,
+      },
+      deps.tools,
+    );
     const audio = settings.audio;
     if (settings.modality === 'voice' && audio && deps.voice) {
       this.speech = new SpeechOutput({
@@ -73,8 +100,12 @@ export class Session implements VoiceHost {
     return this.current?.active === true;
   }
 
+  get ambience(): boolean {
+    return this.ambienceActive;
+  }
+
   /** Sends ready and speaks the greeting. */
-  begin(resumeToken: string): void {
+  begin(resumeToken: string, options: { greet: boolean } = { greet: true }): void {
     const voice = this.deps.voices.find(this.settings.voice);
     const audio = this.settings.audio;
     this.send({
@@ -86,18 +117,23 @@ export class Session implements VoiceHost {
       ...(audio ? { audio: { output_encoding: audio.output_encoding, output_sr: audio.output_sr } } : {}),
       resume_token: resumeToken,
     });
-    this.greet();
+    if (options.greet) this.greet();
   }
 
   handle(frame: SessionFrame): void {
     if (this.closed) return;
     switch (frame.type) {
       case 'input_text':
-        return this.onInputText(frame);
+        if (this.settings.modality !== 'text') {
+          return this.error('modality_mismatch', 'input_text is accepted only when mode.modality is text; use inject_context in voice sessions');
+        }
+        return this.onUserText(frame.text, 'text');
       case 'inject_context':
         return this.onInjectContext(frame);
       case 'trigger_reply':
-        return this.onTriggerReply(frame);
+        if (this.replying) return this.error('reply_in_progress', 'a reply is already in flight');
+        this.startReply({ turnId: newTurnId(), extraInstructions: frame.instructions });
+        return;
       case 'set_voice':
         return this.onSetVoice(frame);
       case 'reset':
@@ -107,12 +143,28 @@ export class Session implements VoiceHost {
         return this.interruptReply();
       case 'ambience':
         this.ambienceActive = frame.active;
-        this.deps.log.info({ ambience: frame.active }, 'client ambience state');
         return;
       case 'client_event':
-        // Text sessions play nothing, so there is nothing to truncate.
+        // Text sessions play nothing, so a playback report has nothing to truncate there.
         this.voice?.playbackStopped(frame, this.bargeSeq);
         return;
+      case 'set_tools':
+        return this.onSetTools(frame);
+      case 'set_tool_choice':
+        this.desk.setToolChoice(frame);
+        return;
+      case 'wrap_up':
+        return this.onWrapUp();
+      case 'tool_result':
+      case 'tool_cancel':
+      case 'tool_deferred':
+      case 'tool_progress':
+      case 'tool_partial_result':
+      case 'confirm_tool_permission': {
+        const problem = this.desk.handle(frame);
+        if (problem) this.send({ type: 'error', code: problem.code, detail: problem.detail, retryable: this.desk.retryableOf(problem.code) });
+        return;
+      }
       default:
         return this.error('unsupported_frame', `${frame.type} is not supported by this server yet`);
     }
@@ -128,35 +180,51 @@ export class Session implements VoiceHost {
   }
 
   /** A real user turn (typed or spoken) takes the floor and gets a reply. */
-  userTurn(text: string, turnId: string, inputSource: 'voice' | 'text' = 'voice'): TurnRunner {
+  userTurn(text: string, turnId: string, inputSource: 'voice' | 'text' = 'voice'): TurnRunner | undefined {
+    this.ending.userSpoke();
+    // A clear yes or no while a permission is held answers it instead of starting a turn.
+    if (this.desk.permissions.waiting && this.desk.permissions.answer(text)) {
+      this.send({ type: 'asr', text, input_source: inputSource });
+      this.history.addUser(text);
+      return undefined;
+    }
     this.cutIn();
     this.send({ type: 'asr', text, turn_id: turnId, input_source: inputSource });
     this.history.addUser(text);
-    return this.startReply({ turnId });
+    return this.startReply({ turnId, afterUserTurn: true });
   }
 
   userSpoke(): void {
-    // Hook for end-of-call cancellation; nothing pending yet.
+    this.ending.userSpoke();
+  }
+
+  interruptReply(): void {
+    const runner = this.current;
+    if (!runner?.active) return;
+    this.bargeSeq += 1;
+    const seq = this.bargeSeq;
+    runner.interrupt(seq);
+    void runner.done.then((record) => this.voice?.noteInterrupted(record, seq));
+  }
+
+  send(frame: ServerFrame): void {
+    if (this.closed) return;
+    this.deps.transport.sendFrame(frame);
   }
 
   /** The transport is gone; stop work in flight. */
   close(): void {
     if (this.closed) return;
-    this.closed = true;
     this.current?.interrupt(this.bargeSeq);
+    this.closed = true;
+    this.desk.close();
+    this.ending.close();
     this.voice?.close();
     this.speech?.close();
   }
 
-  get ambience(): boolean {
-    return this.ambienceActive;
-  }
-
-  private onInputText(frame: ClientFrameOf<'input_text'>): void {
-    if (this.settings.modality !== 'text') {
-      return this.error('modality_mismatch', 'input_text is accepted only when mode.modality is text; use inject_context in voice sessions');
-    }
-    this.userTurn(frame.text, newTurnId(), 'text');
+  private onUserText(text: string, source: 'voice' | 'text'): void {
+    this.userTurn(text, newTurnId(), source);
   }
 
   private onInjectContext(frame: ClientFrameOf<'inject_context'>): void {
@@ -174,6 +242,7 @@ export class Session implements VoiceHost {
     const canReply = wantsReply && !this.replying;
     const turnId = canReply ? newTurnId() : undefined;
     if (role === 'user') {
+      this.ending.userSpoke();
       this.history.addUser(text);
       this.send({ type: 'asr', text, message_id: messageId, input_source: 'text', ...(turnId ? { turn_id: turnId } : {}) });
     } else {
@@ -184,12 +253,7 @@ export class Session implements VoiceHost {
       reply_started: canReply, ...(turnId ? { turn_id: turnId } : {}),
       ...(wantsReply && !canReply ? { detail: 'delivered; no reply started because another reply is in flight' } : {}),
     });
-    if (turnId) this.startReply({ turnId });
-  }
-
-  private onTriggerReply(frame: ClientFrameOf<'trigger_reply'>): void {
-    if (this.replying) return this.error('reply_in_progress', 'a reply is already in flight');
-    this.startReply({ turnId: newTurnId(), extraInstructions: frame.instructions });
+    if (turnId) this.startReply({ turnId, afterUserTurn: role === 'user' });
   }
 
   private onSetVoice(frame: ClientFrameOf<'set_voice'>): void {
@@ -199,9 +263,30 @@ export class Session implements VoiceHost {
     this.send({ type: 'voice', voice: voice.voice, name: voice.name });
   }
 
+  private onSetTools(frame: ClientFrameOf<'set_tools'>): void {
+    const checked = validateTools(frame.tools, { webSearch: this.settings.webSearch, endCall: this.settings.endCall });
+    if (!checked.ok) {
+      this.send({ type: 'error', code: 'invalid_tools', detail: `${checked.detail}; the previous tools stay in force`, retryable: false });
+      return;
+    }
+    this.settings.tools = checked.tools;
+  }
+
+  private onWrapUp(): void {
+    if (!this.ending.startWrapUp()) return;
+    const signOff = (): void => {
+      const runner = this.startReply({ turnId: newTurnId(), fixedText: this.deps.signOff });
+      void runner.done.then(() => this.ending.signedOff());
+    };
+    // The reply in flight is allowed to finish first.
+    if (this.current?.active) void this.current.done.then(signOff);
+    else signOff();
+  }
+
   private onReset(): void {
     this.cutIn();
     this.voice?.reset();
+    this.desk.completions.clear();
     this.history.clear();
     this.injectedIds.clear();
     this.greet();
@@ -217,15 +302,6 @@ export class Session implements VoiceHost {
     if (this.replying) this.interruptReply();
   }
 
-  interruptReply(): void {
-    const runner = this.current;
-    if (!runner?.active) return;
-    this.bargeSeq += 1;
-    const seq = this.bargeSeq;
-    runner.interrupt(seq);
-    void runner.done.then((record) => this.voice?.noteInterrupted(record, seq));
-  }
-
   private startReply(options: TurnOptions): TurnRunner {
     const runner = new TurnRunner(
       {
@@ -235,21 +311,28 @@ export class Session implements VoiceHost {
         settings: this.settings,
         speech: this.speech,
         bargeSeq: () => this.bargeSeq,
+        tools: () => this.desk.tools(),
+        toolChoice: (round, afterUserTurn) => this.desk.toolChoice(round, afterUserTurn),
+        runTools: (calls, signal) => this.desk.runRound(calls, signal),
         log: this.deps.log,
       },
       options,
     );
     this.current = runner;
     void runner.start();
+    void runner.done.then((record) => this.afterTurn(record.status, record.farewell));
     return runner;
+  }
+
+  private afterTurn(_status: TurnStatus, farewell: string | undefined): void {
+    if (this.closed) return;
+    if (farewell !== undefined) return this.ending.agentEnded(farewell);
+    if (this.ending.wrappingUp) return;
+    // The floor may be free: deliver waiting background-job voiceovers.
+    queueMicrotask(() => this.desk.completions.pump());
   }
 
   private error(code: SessionErrorCode, detail: string): void {
     this.send({ type: 'error', code, detail, retryable: SESSION_ERRORS[code].retryable });
-  }
-
-  send(frame: ServerFrame): void {
-    if (this.closed) return;
-    this.deps.transport.sendFrame(frame);
   }
 }

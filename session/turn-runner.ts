@@ -1,6 +1,7 @@
 import type { ServerFrame } from '../signaling/frames/server.ts';
 import type { ConversationHistory } from './history.ts';
-import type { LanguageModel } from './providers/llm.ts';
+import type { LanguageModel, ModelTool, ModelToolChoice, ToolCallRequest } from './providers/llm.ts';
+import type { ToolRoundResult } from './tools/types.ts';
 import type { SessionSettings } from './settings.ts';
 import type { SpeechOutput, SpeechTurn } from './voice/speech-output.ts';
 
@@ -15,6 +16,9 @@ export interface TurnContext {
   speech: SpeechOutput | undefined;
   /** Current interruption sequence, stamped on utterances. */
   bargeSeq(): number;
+  tools(): ModelTool[];
+  toolChoice(round: number, afterUserTurn: boolean): ModelToolChoice;
+  runTools(calls: ToolCallRequest[], signal: AbortSignal): Promise<ToolRoundResult>;
   log: { warn(obj: object, msg: string): void };
 }
 
@@ -25,7 +29,14 @@ export interface TurnOptions {
   welcome?: boolean;
   /** One-off system note for this reply only (trigger_reply instructions). */
   extraInstructions?: string;
+  /** The reply answers a user turn: forced tool choices apply to its first round. */
+  afterUserTurn?: boolean;
+  /** Called just before `done`, so frames that belong to the turn land inside it. */
+  beforeDone?(status: TurnStatus, delivered: string): void;
 }
+
+/** Planning rounds per reply; a model that keeps calling tools past this is cut off. */
+const MAX_TOOL_ROUNDS = 8;
 
 /** What a finished turn leaves behind for a later playback correction. */
 export interface TurnRecord {
@@ -34,6 +45,8 @@ export interface TurnRecord {
   speech: SpeechTurn | undefined;
   /** The history entry holding this reply's text, to truncate to what was heard. */
   historyIndex: number | undefined;
+  /** The agent ended the call with this farewell. */
+  farewell: string | undefined;
 }
 
 /**
@@ -45,6 +58,10 @@ export class TurnRunner {
   readonly turnId: string;
   private readonly abort = new AbortController();
   private text = '';
+  /** Text since the last tool round: what the final assistant message holds. */
+  private roundText = '';
+  private farewell: string | undefined;
+  private working = false;
   private uttered = false;
   private finished = false;
   private speech: SpeechTurn | undefined;
@@ -107,25 +124,61 @@ export class TurnRunner {
     }
   }
 
+  /** Planning rounds: stream the model; if it calls tools, run them and plan again. */
   private async streamFromModel(): Promise<void> {
-    const stream = this.ctx.llm.stream({
-      messages: this.ctx.history.forModel(this.options.extraInstructions),
-      tools: [],
-      toolChoice: 'none',
-      temperature: this.ctx.settings.temperature,
-      signal: this.abort.signal,
-    });
-    for await (const event of stream) {
+    for (let round = 0; round < MAX_TOOL_ROUNDS; round += 1) {
+      const calls: ToolCallRequest[] = [];
+      const stream = this.ctx.llm.stream({
+        messages: this.ctx.history.forModel(this.options.extraInstructions),
+        tools: this.ctx.tools(),
+        toolChoice: this.ctx.toolChoice(round, this.options.afterUserTurn === true),
+        temperature: this.ctx.settings.temperature,
+        signal: this.abort.signal,
+      });
+      for await (const event of stream) {
+        if (this.finished) return;
+        if (event.type === 'text') this.emitText(event.delta);
+        else if (event.type === 'tool_call') calls.push(event.call);
+      }
+      if (this.finished || calls.length === 0) return;
+      this.ctx.history.addToolCalls(this.roundText, calls);
+      this.roundText = '';
+      await this.setWorking(true);
+      const outcome = await this.ctx.runTools(calls, this.abort.signal);
+      // Results enter the history even when the turn was interrupted meanwhile: an answer that
+      // arrived is never lost, and every tool call in the history has its result.
+      for (const r of outcome.results) this.ctx.history.addToolResult(r.call.id, r.content);
       if (this.finished) return;
-      if (event.type === 'text') this.emitText(event.delta);
+      if (outcome.farewell !== undefined) {
+        this.farewell = outcome.farewell;
+        // SPEC: only the farewell is spoken as this turn's utterance.
+        this.text = '';
+        this.roundText = '';
+        this.emitText(outcome.farewell);
+        return;
+      }
     }
+    this.ctx.log.warn({ turn_id: this.turnId }, `reply stopped after ${MAX_TOOL_ROUNDS} tool rounds`);
+  }
+
+  /** SPEC: working=true while a tool-calling turn waits with nothing audible. */
+  private async setWorking(active: boolean): Promise<void> {
+    if (this.working === active) return;
+    if (active) {
+      await this.speech?.settle();
+      if (this.finished) return;
+    }
+    this.working = active;
+    this.ctx.send({ type: 'working', active });
   }
 
   private emitText(delta: string): void {
     if (this.finished || delta.length === 0) return;
     this.text += delta;
+    this.roundText += delta;
     this.ctx.send({ type: 'text_delta', turn_id: this.turnId, delta });
     this.speech?.pushText(delta);
+    if (this.working) void this.setWorking(false);
   }
 
   /** In voice, what the reply delivered is what was sent as audio; in text, what was written. */
@@ -148,8 +201,15 @@ export class TurnRunner {
       this.uttered = true;
       this.ctx.send({ type: 'utterance', text: delivered, turn_id: this.turnId, barge_seq: this.ctx.bargeSeq(), corrected: false });
     }
-    const historyIndex = status === 'canceled' ? undefined : this.ctx.history.addAssistant(delivered);
+    const preToolChars = this.text.length - this.roundText.length;
+    const finalText = status === 'completed' ? this.roundText : delivered.slice(Math.min(delivered.length, preToolChars));
+    const historyIndex = status === 'canceled' ? undefined : this.ctx.history.addAssistant(this.farewell ?? finalText);
+    if (this.working) {
+      this.working = false;
+      this.ctx.send({ type: 'working', active: false });
+    }
+    this.options.beforeDone?.(status, delivered);
     this.ctx.send({ type: 'done', turn_id: this.turnId, status });
-    this.resolveDone({ turnId: this.turnId, status, speech: this.speech, historyIndex });
+    this.resolveDone({ turnId: this.turnId, status, speech: this.speech, historyIndex, farewell: status === 'completed' ? this.farewell : undefined });
   }
 }

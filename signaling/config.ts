@@ -41,11 +41,37 @@ export const ConfigSchema = z.object({
   /** Pace of the local model's words; 0 streams as fast as the event loop allows. */
   LOCAL_LLM_WORD_DELAY_MS: z.coerce.number().int().min(0).max(5000).default(20),
 
+  /** Speech recognition: offline pocketsphinx, or any OpenAI-compatible /audio/transcriptions. */
+  ASR_PROVIDER: z.enum(['local', 'openai']).default('local'),
+  ASR_BASE_URL: optionalUrl,
+  ASR_API_KEY: z.string().min(1).optional(),
+  ASR_MODEL: z.string().min(1).default('whisper-1'),
+  /** Speech synthesis: offline flite, or any OpenAI-compatible /audio/speech (pcm output). */
+  TTS_PROVIDER: z.enum(['local', 'openai']).default('local'),
+  TTS_BASE_URL: optionalUrl,
+  TTS_API_KEY: z.string().min(1).optional(),
+  TTS_MODEL: z.string().min(1).default('tts-1'),
+  /** Comma-separated voice keys the openai TTS endpoint accepts; they fill ready.voices. */
+  TTS_VOICES: z
+    .string()
+    .default('alloy,echo,fable,onyx,nova,shimmer')
+    .transform((list) => [...new Set(list.split(',').map((v) => v.trim()).filter(Boolean))])
+    .refine((voices) => voices.length > 0, 'must list at least one voice'),
+
   /** WebRTC VAD aggressiveness 0..3: higher calls more borderline audio non-speech. */
   VAD_AGGRESSIVENESS: z.coerce.number().int().min(0).max(3).default(3),
   TTS_WORKERS: z.coerce.number().int().min(1).max(16).default(1),
   /** Recognisers kept loaded and waiting, so an utterance never waits for a model load. */
   ASR_WARM_PROCESSES: z.coerce.number().int().min(1).max(32).default(2),
+
+  /** Default per-call timeout for client tools without their own timeout_ms. */
+  TOOL_TIMEOUT_MS: positiveInt.default(30000),
+  DEFERRED_TIMEOUT_S: positiveInt.default(600),
+  PERMISSION_TIMEOUT_S: positiveInt.default(60),
+  END_CALL_GRACE_MS: positiveInt.default(4000),
+  WRAP_UP_SIGN_OFF: z.string().min(1).max(500).default('Thanks for talking with me. Goodbye!'),
+  /** SearXNG base URL for the managed web_search tool. */
+  SEARCH_URL: optionalUrl,
 
   TRUST_PROXY: flag.default(false),
 });
@@ -71,8 +97,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const config = parsed.data;
-  if (config.LLM_PROVIDER === 'openai' && !config.LLM_BASE_URL) {
-    throw new ConfigError('invalid configuration:\n  LLM_BASE_URL: required when LLM_PROVIDER=openai');
+  const missing = (
+    [
+      ['LLM_BASE_URL', config.LLM_PROVIDER === 'openai' && !config.LLM_BASE_URL, 'LLM_PROVIDER'],
+      ['ASR_BASE_URL', config.ASR_PROVIDER === 'openai' && !config.ASR_BASE_URL, 'ASR_PROVIDER'],
+      ['TTS_BASE_URL', config.TTS_PROVIDER === 'openai' && !config.TTS_BASE_URL, 'TTS_PROVIDER'],
+    ] as const
+  ).filter(([, isMissing]) => isMissing);
+  if (missing.length > 0) {
+    const lines = missing.map(([name, , provider]) => `  ${name}: required when ${provider}=openai`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  if (config.TTS_PROVIDER === 'openai') {
+    // The flite default voice ('slt') means nothing to an OpenAI-compatible endpoint.
+    if (present.DEFAULT_VOICE === undefined) {
+      config.DEFAULT_VOICE = config.TTS_VOICES[0]!;
+    } else if (!config.TTS_VOICES.includes(config.DEFAULT_VOICE)) {
+      throw new ConfigError(`invalid configuration:\n  DEFAULT_VOICE: "${config.DEFAULT_VOICE}" is not one of TTS_VOICES (${config.TTS_VOICES.join(', ')})`);
+    }
   }
   return config;
 }

@@ -7,6 +7,7 @@ import type { SessionRegistry } from './session-registry.ts';
 import type { SpeechToText } from '../session/providers/asr.ts';
 import type { TextToSpeech } from '../session/providers/tts.ts';
 import type { VoiceActivityDetector } from '../media/vad.ts';
+import type { WebSearch } from '../session/providers/search.ts';
 
 /** The voice pipeline's providers, or why voice sessions cannot run here. */
 export type VoiceProviders =
@@ -23,6 +24,7 @@ export interface ServerContext {
   voices: VoiceCatalog;
   sessions: SessionRegistry;
   voice: VoiceProviders;
+  search: WebSearch | undefined;
   /** True once SIGTERM (or stop()) began draining: no new sessions. */
   draining: boolean;
 }

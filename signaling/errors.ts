@@ -27,6 +27,7 @@ export const WS_ERRORS = {
   frame_too_large: { retryable: false },
   unsupported_transport: { retryable: false, close: 4400 },
   voice_unavailable: { retryable: false, close: 4400 },
+  web_search_unavailable: { retryable: false, close: 4400 },
   internal_error: { retryable: true, close: 1011 },
 } as const satisfies Record<string, ErrorSpec>;
 

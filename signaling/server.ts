@@ -13,6 +13,7 @@ import { attachWebSocketServer } from './ws/ws-server.ts';
 import { createVoiceProviders } from './voice-providers.ts';
 import type { VoiceProviders } from './context.ts';
 import { catalogOf, FLITE_VOICES } from '../session/providers/voices.ts';
+import { SearxngSearch } from '../session/providers/searxng-search.ts';
 
 export interface RunningServer {
   /** http://host:port */
@@ -46,6 +47,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     voices: voice.ok ? voice.tts.voices : catalogOf(FLITE_VOICES),
     sessions: new SessionRegistry(config.MAX_SESSIONS),
     voice,
+    search: config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL) : undefined,
     draining: false,
   };
   const http = createServer(createHttpApp(context).callback());

@@ -3,23 +3,55 @@ import type { VoiceProviders } from './context.ts';
 import type { Logger } from './log.ts';
 import { loadVad, VoiceActivityDetector } from '../media/vad.ts';
 import { FliteTextToSpeech } from '../session/providers/flite-tts.ts';
+import { OpenAiSpeechToText } from '../session/providers/openai-asr.ts';
+import { OpenAiTextToSpeech } from '../session/providers/openai-tts.ts';
 import { PocketsphinxSpeechToText } from '../session/providers/pocketsphinx-asr.ts';
-import { SpeechUnavailableError } from '../session/providers/asr.ts';
+import { SpeechUnavailableError, type SpeechToText } from '../session/providers/asr.ts';
+import type { TextToSpeech } from '../session/providers/tts.ts';
 
 /**
- * Builds the voice pipeline's providers from configuration. A missing local dependency does not
- * stop the server: voice sessions are refused with the reason, text sessions go on.
+ * Builds the voice pipeline's providers from configuration (ASR_PROVIDER, TTS_PROVIDER). A
+ * missing local dependency does not stop the server: voice sessions are refused with the
+ * reason, text sessions go on. The openai recogniser needs no local packages.
  */
 export async function createVoiceProviders(config: Config, log: Logger): Promise<VoiceProviders> {
   const vadModule = await loadVad();
   const createVad = (): VoiceActivityDetector => new VoiceActivityDetector(vadModule, config.VAD_AGGRESSIVENESS);
-  const tts = new FliteTextToSpeech(config.TTS_WORKERS);
-  try {
-    PocketsphinxSpeechToText.check();
-  } catch (error) {
-    if (!(error instanceof SpeechUnavailableError)) throw error;
-    log.warn({ reason: error.message }, 'voice sessions disabled');
-    return { ok: false, reason: error.message };
+  // Check the recogniser first, so nothing is started (flite workers) when voice is off anyway.
+  if (config.ASR_PROVIDER === 'local') {
+    try {
+      PocketsphinxSpeechToText.check();
+    } catch (error) {
+      if (!(error instanceof SpeechUnavailableError)) throw error;
+      log.warn({ reason: error.message }, 'voice sessions disabled');
+      return { ok: false, reason: error.message };
+    }
   }
-  return { ok: true, tts, stt: new PocketsphinxSpeechToText(config.ASR_WARM_PROCESSES), createVad };
+  const stt = createSpeechToText(config);
+  const tts = createTextToSpeech(config);
+  log.info({ asr: stt.name, tts: tts.name }, 'voice providers');
+  return { ok: true, tts, stt, createVad };
+}
+
+function createSpeechToText(config: Config): SpeechToText {
+  if (config.ASR_PROVIDER === 'openai') {
+    return new OpenAiSpeechToText({
+      baseUrl: config.ASR_BASE_URL as string,
+      apiKey: config.ASR_API_KEY,
+      model: config.ASR_MODEL,
+    });
+  }
+  return new PocketsphinxSpeechToText(config.ASR_WARM_PROCESSES);
+}
+
+function createTextToSpeech(config: Config): TextToSpeech {
+  if (config.TTS_PROVIDER === 'openai') {
+    return new OpenAiTextToSpeech({
+      baseUrl: config.TTS_BASE_URL as string,
+      apiKey: config.TTS_API_KEY,
+      model: config.TTS_MODEL,
+      voices: config.TTS_VOICES,
+    });
+  }
+  return new FliteTextToSpeech(config.TTS_WORKERS);
 }

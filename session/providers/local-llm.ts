@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LanguageModel, ModelEvent, ModelRequest } from './llm.ts';
 import { composeLocalReply } from './local-reply.ts';
+import { plannedToolCall, replyToToolResults } from './local-tools.ts';
 
 /**
  * The offline default model: deterministic replies (see local-reply.ts), streamed word by word
@@ -12,7 +13,13 @@ export class LocalLanguageModel implements LanguageModel {
   constructor(private readonly wordDelayMs: number = 0) {}
 
   async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
-    const reply = composeLocalReply(request.messages);
+    const call = plannedToolCall(request);
+    if (call) {
+      yield { type: 'tool_call', call };
+      yield { type: 'finish', reason: 'tool_calls' };
+      return;
+    }
+    const reply = replyToToolResults(request.messages) ?? composeLocalReply(request.messages);
     const words = reply.match(/\S+\s*/g) ?? [];
     for (const [index, word] of words.entries()) {
       if (request.signal.aborted) return;

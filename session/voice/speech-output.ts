@@ -114,6 +114,13 @@ export class SpeechTurn {
     this.finalSentMs ??= this.liveSentMs();
   }
 
+  /** Speaks what is buffered and waits until it has been sent, keeping the turn open. */
+  async settle(): Promise<void> {
+    for (const sentence of this.splitter.flush()) this.speak(sentence);
+    await this.chain;
+    if (!this.stopped) await this.output.drain();
+  }
+
   /** Stops at once: queued audio is dropped. Returns the audio time actually sent. */
   stop(): number {
     if (!this.stopped) {

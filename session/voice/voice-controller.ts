@@ -16,8 +16,8 @@ export interface VoiceHost {
   send(frame: ServerFrame): void;
   /** Barge-in: stop the reply in flight (interrupted, done). */
   interruptReply(): void;
-  /** A real user turn: asr, then a reply. Returns the reply's runner. */
-  userTurn(text: string, turnId: string): TurnRunner;
+  /** A real user turn: asr, then a reply. Returns the reply's runner (none when the words only answered a permission). */
+  userTurn(text: string, turnId: string): TurnRunner | undefined;
   /** Real user speech was heard (cancels a pending end of call). */
   userSpoke(): void;
   log: { info(obj: object, msg: string): void };
@@ -94,7 +94,7 @@ export class VoiceController {
       const text = (await transcript).trim();
       if (!text || epoch !== this.epoch) return;
       const runner = this.host.userTurn(text, newTurnId());
-      this.eager = { runner, text };
+      if (runner) this.eager = { runner, text };
     });
   }
 

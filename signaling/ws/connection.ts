@@ -89,6 +89,9 @@ export class Connection implements RegisteredSession {
     if (start.transport?.kind === 'webrtc') return this.fail('unsupported_transport', 'the WebRTC transport is not available on this server; use the WebSocket transport');
     const tools = validateTools(start.mode.tools ?? [], { webSearch, endCall });
     if (!tools.ok) return this.fail('invalid_tools', tools.detail);
+    if (webSearch && !this.server.search) {
+      return this.fail('web_search_unavailable', 'mode.web_search needs a search backend: the server has no SEARCH_URL configured');
+    }
     const auth = authenticateStart(this.server, this.handshake, start.api_key, start.session_id);
     if (!auth.ok) return this.fail('unauthorized', auth.detail);
     if (start.mode.voice !== undefined && !this.server.voices.find(start.mode.voice)) {
@@ -117,6 +120,15 @@ export class Connection implements RegisteredSession {
       llm: this.server.llm,
       voices: this.server.voices,
       log: sessionLog,
+      ...(this.server.search ? { search: this.server.search } : {}),
+      tools: {
+        defaultTimeoutMs: config.TOOL_TIMEOUT_MS,
+        deferredTimeoutMs: config.DEFERRED_TIMEOUT_S * 1000,
+        permissionTimeoutMs: config.PERMISSION_TIMEOUT_S * 1000,
+        deepModel: config.LLM_DEEP_MODEL,
+      },
+      endCallGraceMs: config.END_CALL_GRACE_MS,
+      signOff: config.WRAP_UP_SIGN_OFF,
       ...(settings.modality === 'voice' && this.server.voice.ok ? { voice: this.server.voice } : {}),
     });
     if (auth.credential.kind === 'scoped') this.armExpiry(auth.credential.expiresAt);

@@ -15,7 +15,14 @@ interface Liveness {
  * refused with an HTTP 401 before any socket is accepted. A ping heartbeat terminates peers
  * that stop answering: a dead peer is found within two heartbeat intervals.
  */
-export function attachWebSocketServer(http: Server, server: ServerContext): { close(): void } {
+export interface AttachedWebSocketServer {
+  /** Sockets whose close handshake is under way (a close frame sent, the peer's not yet seen). */
+  closing(): number;
+  /** Terminates every socket still open and stops accepting. */
+  close(): void;
+}
+
+export function attachWebSocketServer(http: Server, server: ServerContext): AttachedWebSocketServer {
   // Frames between MAX_FRAME_BYTES and this cap get a frame_too_large error and the session
   // lives on; past the cap ws itself closes with 1009 before buffering more.
   const hardCap = Math.max(server.config.MAX_FRAME_BYTES * 4, 1024 * 1024);
@@ -58,6 +65,11 @@ export function attachWebSocketServer(http: Server, server: ServerContext): { cl
   heartbeat.unref();
 
   return {
+    closing() {
+      let count = 0;
+      for (const ws of wss.clients) if (ws.readyState === ws.CLOSING) count += 1;
+      return count;
+    },
     close() {
       clearInterval(heartbeat);
       for (const ws of wss.clients) ws.terminate();

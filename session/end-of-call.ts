@@ -1,0 +1,62 @@
+import type { ServerFrame } from '../signaling/frames/server.ts';
+
+export interface EndOfCallHooks {
+  send(frame: ServerFrame): void;
+  close(code: number, reason: string): void;
+  log: { info(obj: object, msg: string): void };
+}
+
+/**
+ * The two clean endings. end_call: after the farewell turn, `session_end_requested`, then close
+ * after a grace period unless the user speaks. Wrap-up: the current reply finishes, a sign-off
+ * is spoken, then close 1000 "idle".
+ */
+export class EndOfCall {
+  private graceTimer: NodeJS.Timeout | undefined;
+  private wrapping = false;
+
+  constructor(
+    private readonly hooks: EndOfCallHooks,
+    private readonly graceMs: number,
+  ) {}
+
+  get pending(): boolean {
+    return this.graceTimer !== undefined;
+  }
+
+  get wrappingUp(): boolean {
+    return this.wrapping;
+  }
+
+  agentEnded(farewell: string): void {
+    this.hooks.send({ type: 'session_end_requested', farewell });
+    clearTimeout(this.graceTimer);
+    this.graceTimer = setTimeout(() => {
+      this.graceTimer = undefined;
+      this.hooks.log.info({}, 'call ended by the agent');
+      this.hooks.close(1000, 'end_call');
+    }, this.graceMs);
+  }
+
+  /** Real user speech during the grace period cancels the end. */
+  userSpoke(): void {
+    if (!this.graceTimer) return;
+    clearTimeout(this.graceTimer);
+    this.graceTimer = undefined;
+    this.hooks.log.info({}, 'end of call cancelled: the user spoke');
+  }
+
+  startWrapUp(): boolean {
+    if (this.wrapping) return false;
+    this.wrapping = true;
+    return true;
+  }
+
+  signedOff(): void {
+    this.hooks.close(1000, 'idle');
+  }
+
+  close(): void {
+    clearTimeout(this.graceTimer);
+  }
+}

@@ -1,0 +1,222 @@
+import type { ClientFrameOf } from '../../signaling/frames/client.ts';
+import type { ToolChoice } from '../../signaling/frames/common.ts';
+import type { ServerFrame } from '../../signaling/frames/server.ts';
+import type { ConversationHistory } from '../history.ts';
+import { randomId } from '../ids.ts';
+import type { LanguageModel, ModelTool, ModelToolChoice, ToolCallRequest } from '../providers/llm.ts';
+import type { WebSearch } from '../providers/search.ts';
+import type { SessionSettings } from '../settings.ts';
+import type { TurnStatus } from '../turn-runner.ts';
+import { CompletionQueue } from './completion-queue.ts';
+import { TOOL_ERRORS, type ToolErrorCode } from './errors.ts';
+import { Permissions } from './permissions.ts';
+import { ToolCalls, type DeferredJob } from './tool-calls.ts';
+import { runToolRound } from './tool-round.ts';
+import { choiceForRound, visibleTools } from './tool-set.ts';
+import { describeResolution, type ToolResolution, type ToolRoundResult } from './types.ts';
+
+export interface ToolDeskOptions {
+  defaultTimeoutMs: number;
+  deferredTimeoutMs: number;
+  permissionTimeoutMs: number;
+  deepModel: string | undefined;
+}
+
+export interface ToolDeskHost {
+  readonly settings: SessionSettings;
+  readonly history: ConversationHistory;
+  readonly llm: LanguageModel;
+  readonly search: WebSearch | undefined;
+  send(frame: ServerFrame): void;
+  floorFree(): boolean;
+  narrate(instruction: string, beforeDone: (status: TurnStatus, delivered: string) => void): void;
+  /** A partial result asked for a reply now (skipped when another reply is in flight). */
+  replyNow(instruction: string): void;
+  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+}
+
+interface DeepThought {
+  jobId: string;
+  callId: string;
+  abort: AbortController;
+}
+
+/**
+ * A session's tool side: client calls, permissions, deferred jobs and their voiceovers,
+ * managed tools and tool choice. The turn runner asks it for the tool list and hands it each
+ * round's calls; client frames about tools land here.
+ */
+export class ToolDesk {
+  readonly calls: ToolCalls;
+  readonly permissions: Permissions;
+  readonly completions: CompletionQueue;
+  private readonly thoughts = new Map<string, DeepThought>();
+  /** The choice to restore after a one-shot set_tool_choice has been used. */
+  private revertTo: ToolChoice | undefined;
+
+  constructor(
+    private readonly host: ToolDeskHost,
+    private readonly options: ToolDeskOptions,
+  ) {
+    this.calls = new ToolCalls({
+      send: (frame) => host.send(frame),
+      note: (text) => host.history.addContext(text),
+      deferredTimeoutMs: options.deferredTimeoutMs,
+      lateResult: (call, resolution) => this.onLateResult(call, resolution),
+      jobEnded: (job, resolution) => this.onJobEnded(job, resolution),
+    });
+    this.permissions = new Permissions((frame) => host.send(frame), options.permissionTimeoutMs);
+    this.completions = new CompletionQueue({
+      floorFree: () => host.floorFree(),
+      narrate: (instruction, beforeDone) => host.narrate(instruction, beforeDone),
+      send: (frame) => host.send(frame),
+    });
+  }
+
+  tools(): ModelTool[] {
+    const s = this.host.settings;
+    return visibleTools({ clientTools: s.tools, webSearch: s.webSearch, endCall: s.endCall, jobsRunning: this.calls.jobs().length + this.thoughts.size > 0 });
+  }
+
+  toolChoice(round: number, afterUserTurn: boolean): ModelToolChoice {
+    const choice = choiceForRound(this.host.settings.toolChoice, round, afterUserTurn);
+    if (round === 0 && afterUserTurn && this.revertTo !== undefined) {
+      // one_shot: this user turn used it; the next one gets the earlier choice back.
+      this.host.settings.toolChoice = this.revertTo;
+      this.revertTo = undefined;
+    }
+    return choice;
+  }
+
+  setToolChoice(frame: ClientFrameOf<'set_tool_choice'>): void {
+    if (frame.one_shot) this.revertTo ??= this.host.settings.toolChoice;
+    else this.revertTo = undefined;
+    this.host.settings.toolChoice = frame.tool_choice;
+  }
+
+  runRound(calls: ToolCallRequest[], signal: AbortSignal): Promise<ToolRoundResult> {
+    return runToolRound(
+      {
+        send: (frame) => this.host.send(frame),
+        calls: this.calls,
+        permissions: this.permissions,
+        clientTools: () => this.host.settings.tools,
+        search: this.host.search,
+        defaultTimeoutMs: this.options.defaultTimeoutMs,
+        startDeepThought: (call) => this.startDeepThought(call),
+        cancelJob: (jobId) => this.cancelJob(jobId),
+      },
+      calls,
+      signal,
+    );
+  }
+
+  /** Handles a tool frame; returns an error to send, if any. */
+  handle(
+    frame: ClientFrameOf<'tool_result' | 'tool_cancel' | 'tool_deferred' | 'tool_progress' | 'tool_partial_result' | 'confirm_tool_permission'>,
+  ): { code: ToolErrorCode; detail: string } | undefined {
+    switch (frame.type) {
+      case 'tool_result': {
+        const r = this.calls.result(frame);
+        return r === 'ok' ? undefined : { code: 'unknown_tool_call', detail: `tool_result for ${r === 'unknown' ? 'an unknown' : 'an already closed'} call "${frame.id}"; nothing changed` };
+      }
+      case 'tool_cancel': {
+        const r = this.calls.cancelFromClient(frame.id);
+        return r === 'ok' ? undefined : { code: 'unknown_tool_call', detail: `tool_cancel for ${r === 'unknown' ? 'an unknown' : 'an already closed'} call "${frame.id}"` };
+      }
+      case 'tool_deferred':
+        this.host.send(this.calls.defer(frame));
+        return undefined;
+      case 'tool_progress': {
+        const r = this.calls.progress(frame);
+        return r === 'ok' ? undefined : { code: r, detail: `tool_progress for unknown or closed call "${frame.id}"` };
+      }
+      case 'tool_partial_result':
+        return this.onPartial(frame);
+      case 'confirm_tool_permission':
+        return this.permissions.confirm(frame.approval_id, frame.approved)
+          ? undefined
+          : { code: 'unknown_approval', detail: `no pending permission with approval_id "${frame.approval_id}"` };
+    }
+  }
+
+  retryableOf(code: ToolErrorCode): boolean {
+    return TOOL_ERRORS[code].retryable;
+  }
+
+  close(): void {
+    this.calls.close();
+    this.permissions.close();
+    for (const t of this.thoughts.values()) t.abort.abort();
+  }
+
+  private onPartial(frame: ClientFrameOf<'tool_partial_result'>): { code: ToolErrorCode; detail: string } | undefined {
+    const r = this.calls.partial(frame);
+    if (r === 'partial_limit') return { code: r, detail: `at most 8 partial results per call; call "${frame.id}" has had them all` };
+    if (r === 'partial_too_large') return { code: r, detail: 'partial result content is over 2 KiB as JSON' };
+    if (r !== 'ok') return { code: r, detail: `tool_partial_result for unknown or closed call "${frame.id}"` };
+    if (frame.reply && frame.interaction === undefined) this.host.replyNow('A tool just reported a partial result (see the latest context). Tell the user briefly.');
+    return undefined;
+  }
+
+  private onLateResult(call: ToolCallRequest, resolution: ToolResolution): void {
+    // The turn that asked has moved on: the result enters the context and is told when the
+    // floor is free, so nothing that arrived is lost.
+    this.host.history.addContext(`Result of ${call.name} (call ${call.id}) arrived after the user interrupted: ${describeResolution(resolution)}`);
+    this.completions.push([call.id], `The result of ${call.name} arrived (see context). Tell the user briefly and honestly.`);
+  }
+
+  private onJobEnded(job: DeferredJob, resolution: ToolResolution): void {
+    const what = resolution.outcome === 'timed_out' ? 'timed out' : resolution.outcome === 'cancelled' ? 'was cancelled' : 'finished';
+    this.host.history.addContext(`Background job "${job.statusLabel}" (${job.jobId}, ${job.name}) ${what}: ${describeResolution(resolution)}`);
+    this.completions.push([job.jobId], `The background job "${job.statusLabel}" ${what} (see context). Tell the user briefly and honestly.`);
+  }
+
+  private startDeepThought(call: ToolCallRequest): ToolResolution {
+    const question = typeof call.args.question === 'string' ? call.args.question : JSON.stringify(call.args);
+    const thought: DeepThought = { jobId: randomId('job', 6), callId: call.id, abort: new AbortController() };
+    this.thoughts.set(thought.jobId, thought);
+    void this.think(thought, question);
+    return { outcome: 'unknown', verified: false, content: { status: 'thinking in the background', job_id: thought.jobId } };
+  }
+
+  private async think(thought: DeepThought, question: string): Promise<void> {
+    let answer = '';
+    try {
+      const stream = this.host.llm.stream({
+        messages: [...this.host.history.forModel(), { role: 'user', content: `Think carefully and answer: ${question}` }],
+        tools: [],
+        toolChoice: 'none',
+        temperature: this.host.settings.temperature,
+        ...(this.options.deepModel ? { model: this.options.deepModel } : {}),
+        signal: thought.abort.signal,
+      });
+      for await (const event of stream) if (event.type === 'text') answer += event.delta;
+      if (thought.abort.signal.aborted) return;
+      this.host.history.addContext(`The deeper answer to "${question}" (${thought.jobId}): ${answer}`);
+      this.completions.push([thought.jobId], 'The deeper answer is ready (see context). Tell it to the user.');
+    } catch (error) {
+      if (thought.abort.signal.aborted) return;
+      this.host.history.addContext(`Thinking deeply about "${question}" failed: ${error instanceof Error ? error.message : String(error)}`);
+      this.completions.push([thought.jobId], 'The deeper thinking failed (see context). Tell the user briefly.');
+    } finally {
+      this.thoughts.delete(thought.jobId);
+    }
+  }
+
+  private cancelJob(jobId: string | undefined): ToolResolution {
+    const thoughts = [...this.thoughts.values()];
+    const jobs = this.calls.jobs();
+    const thought = jobId ? this.thoughts.get(jobId) : undefined;
+    if (thought || (!jobId && thoughts.length > 0 && jobs.length === 0)) {
+      const t = thought ?? thoughts[thoughts.length - 1]!;
+      t.abort.abort();
+      this.thoughts.delete(t.jobId);
+      return { outcome: 'succeeded', verified: true, content: `cancelled ${t.jobId}` };
+    }
+    const job = jobId ? jobs.find((j) => j.jobId === jobId || j.handle === jobId) : jobs[jobs.length - 1];
+    if (!job) return { outcome: 'failed', verified: false, content: 'no such running job' };
+    this.calls.cancelFromServer(job.callId, 'cancelled');
+    return { outcome: 'succeeded', verified: true, content: `asked the host to cancel ${job.jobId}` };
+  }
+}

@@ -1,0 +1,97 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.ts';
+
+function rejection(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig', () => {
+  it('defaults: PORT 8080, HOST 127.0.0.1, and the documented limits', () => {
+    const config = loadConfig({});
+    expect(config.PORT).toBe(8080);
+    expect(config.HOST).toBe('127.0.0.1');
+    expect(config.SCOPED_KEY_TTL_S).toBe(7800);
+    expect(config.LLM_PROVIDER).toBe('local');
+    expect(config.MAX_SESSIONS).toBeGreaterThan(0);
+    expect(config.MAX_FRAME_BYTES).toBeGreaterThan(0);
+    expect(config.RESUME_TTL_S).toBe(150);
+    expect(config.TRUST_PROXY).toBe(false);
+  });
+
+  it('treats empty variables as unset', () => {
+    const config = loadConfig({ PORT: '', HOST: '', MAX_SESSIONS: '' });
+    expect(config.PORT).toBe(8080);
+    expect(config.HOST).toBe('127.0.0.1');
+  });
+
+  it('reads and coerces the values it is given', () => {
+    const config = loadConfig({ PORT: '9090', HOST: '0.0.0.0', MAX_SESSIONS: '3', TRUST_PROXY: 'true', DEFAULT_TEMPERATURE: '0.2' });
+    expect(config).toMatchObject({ PORT: 9090, HOST: '0.0.0.0', MAX_SESSIONS: 3, TRUST_PROXY: true, DEFAULT_TEMPERATURE: 0.2 });
+  });
+
+  it('ignores variables it does not know', () => {
+    expect(() => loadConfig({ PATH: '/bin', SOMETHING_ELSE: 'x' })).not.toThrow();
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '80.5'],
+    ['MAX_SESSIONS', '0'],
+    ['MAX_SESSIONS', '-1'],
+    ['MAX_FRAME_BYTES', 'lots'],
+    ['START_TIMEOUT_MS', '0'],
+    ['LOG_LEVEL', 'chatty'],
+    ['LLM_PROVIDER', 'magic'],
+    ['LLM_BASE_URL', 'not a url'],
+    ['TRUST_PROXY', 'yes'],
+    ['DEFAULT_TEMPERATURE', '3'],
+    ['SCOPED_KEY_SECRET', 'too-short'],
+  ])('rejects %s=%s, naming the variable', (name, value) => {
+    const error = rejection({ [name]: value });
+    expect(error.message).toContain(name);
+  });
+
+  it('rejects LLM_PROVIDER=openai without LLM_BASE_URL, naming LLM_BASE_URL', () => {
+    const error = rejection({ LLM_PROVIDER: 'openai' });
+    expect(error.message).toContain('LLM_BASE_URL');
+    expect(loadConfig({ LLM_PROVIDER: 'openai', LLM_BASE_URL: 'http://127.0.0.1:1234/v1' }).LLM_BASE_URL).toBe('http://127.0.0.1:1234/v1');
+  });
+
+  it('names every bad variable at once', () => {
+    const error = rejection({ PORT: 'abc', MAX_SESSIONS: '0' });
+    expect(error.message).toContain('PORT');
+    expect(error.message).toContain('MAX_SESSIONS');
+  });
+});
+
+describe('npm start with a bad configuration', () => {
+  it('exits with status 2 and names the variable on stderr, without starting', () => {
+    const root = fileURLToPath(new URL('../', import.meta.url));
+    const dataDir = mkdtempSync(join(tmpdir(), 'parley-config-'));
+    try {
+      const result = spawnSync(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), join(root, 'signaling/main.ts')], {
+        cwd: root,
+        env: { ...process.env, PORT: 'abc', DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(result.status).toBe(2);
+      expect(result.stderr).toContain('PORT');
+      expect(result.stdout).not.toContain('listening');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

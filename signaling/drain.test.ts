@@ -1,0 +1,194 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { KeyStore } from './keys/key-store.ts';
+import { expectAlive, expectFatal, longSay, sid, textStart, WAIT_MS } from './testing/conversation.ts';
+import { startTestServer } from './testing/test-server.ts';
+import { startSession, WsTestClient } from './testing/ws-test-client.ts';
+
+/**
+ * SIGTERM drain of the real `npm start` entry point, run as a child process: live sessions are
+ * told server_restarting and closed with 1012, new connections are refused, the process exits 0.
+ */
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const TSX_CLI = join(ROOT, 'node_modules/tsx/dist/cli.mjs');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+interface Child {
+  process: ChildProcess;
+  port: number;
+  key: string;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+let children: ChildProcess[] = [];
+let dirs: string[] = [];
+afterEach(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  children = [];
+  dirs = [];
+});
+
+async function spawnServer(env: Record<string, string> = {}): Promise<Child> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'parley-drain-'));
+  dirs.push(dataDir);
+  // The key is made before the server starts, as an operator would with `npm run keys create`.
+  const store = KeyStore.open(dataDir);
+  const { key } = store.create('acme');
+  store.close();
+
+  const port = await freePort();
+  const child = spawn(process.execPath, [TSX_CLI, join(ROOT, 'signaling/main.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const deadline = Date.now() + 30_000;
+  while (!stdout.includes('listening')) {
+    if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}): ${stderr}`);
+    if (Date.now() > deadline) throw new Error(`server did not start: ${stdout} ${stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return { process: child, port, key, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** A connection attempt's outcome: never a ready while the server drains. */
+async function attempt(wsUrl: string, key: string): Promise<'refused' | 'restarting' | 'accepted'> {
+  let client: WsTestClient;
+  try {
+    client = await WsTestClient.open(wsUrl);
+  } catch {
+    return 'refused';
+  }
+  client.send({ type: 'start', ...textStart(sid(), { greeting: false }), api_key: key });
+  const closed = await client.waitClose(WAIT_MS).catch(() => undefined);
+  client.assertProtocol();
+  if (client.all('ready').length > 0) return 'accepted';
+  const codes = client.all('error').map((e) => e.code);
+  if (closed === undefined) return 'accepted';
+  // A socket accepted in the last instant may be cut without a frame; anything else must say why.
+  if (codes.length === 0 || (codes.length === 1 && codes[0] === 'server_restarting' && closed.code === 1012)) return 'restarting';
+  throw new Error(`unexpected answer during drain: ${codes.join(',')} close ${closed.code}`);
+}
+
+describe('SIGTERM drain (child process)', () => {
+  it('live sessions get server_restarting (retryable) and close 1012; new connections are refused; exit code 0', async () => {
+    const server = await spawnServer({ LOCAL_LLM_WORD_DELAY_MS: '50', DRAIN_TIMEOUT_MS: '3000' });
+    const wsUrl = `ws://127.0.0.1:${server.port}/ws`;
+
+    const a = await startSession(wsUrl, { ...textStart(sid(), { greeting: false }), api_key: server.key });
+    const b = await startSession(wsUrl, textStart(sid(), { greeting: false }), { authorization: `Bearer ${server.key}` });
+    await expectAlive(a.client, 'hello');
+    await expectAlive(b.client, 'hello');
+    // b is mid-reply when the signal lands.
+    const text = longSay(60);
+    b.client.send({ type: 'input_text', text });
+    const asr = await b.client.waitFor('asr', (f) => f.text === text);
+    await b.client.waitFor('text_delta', (f) => f.turn_id === asr.turn_id);
+
+    expect(server.process.kill('SIGTERM')).toBe(true);
+
+    for (const client of [a.client, b.client]) {
+      const closed = await client.waitClose(WAIT_MS);
+      expect(closed.code).toBe(1012);
+      const errors = client.all('error');
+      expect(errors.map((e) => e.code)).toEqual(['server_restarting']);
+      expect(errors[0]?.retryable).toBe(true);
+      client.assertProtocol();
+    }
+
+    expect(await attempt(wsUrl, server.key)).not.toBe('accepted');
+
+    const exit = await Promise.race([
+      server.exited,
+      new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 15_000)),
+    ]);
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(server.stderr()).not.toMatch(/failed|error/i);
+  }, 60_000);
+
+  it('with no sessions, SIGTERM exits 0 and the port stops answering', async () => {
+    const server = await spawnServer();
+    const health = await fetch(`http://127.0.0.1:${server.port}/healthz`);
+    expect(health.status).toBe(200);
+    server.process.kill('SIGTERM');
+    const exit = await Promise.race([
+      server.exited,
+      new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 15_000)),
+    ]);
+    expect(exit).toEqual({ code: 0, signal: null });
+    await expect(fetch(`http://127.0.0.1:${server.port}/healthz`)).rejects.toThrow();
+  }, 60_000);
+});
+
+describe('stop() drain (in process)', () => {
+  it('tells live sessions server_restarting, closes them with 1012, and refuses a connection attempted after stop began', async () => {
+    const t = await startTestServer();
+    const a = await startSession(t.wsUrl, { ...textStart(sid(), { greeting: false }), api_key: t.key });
+    const b = await startSession(t.wsUrl, { ...textStart(sid(), { greeting: false }), api_key: t.key });
+    const stopping = t.stop();
+    const during = attempt(t.wsUrl, t.key);
+    for (const client of [a.client, b.client]) {
+      const closed = await client.waitClose(WAIT_MS);
+      expect(closed.code).toBe(1012);
+      expect(client.all('error').map((e) => [e.code, e.retryable])).toEqual([['server_restarting', true]]);
+      client.assertProtocol();
+    }
+    expect(await during).not.toBe('accepted');
+    await stopping;
+    expect(t.server.context.sessions.size).toBe(0);
+  });
+
+  it('a client slow to read its backlog still gets server_restarting and close 1012, not a cut connection', async () => {
+    const t = await startTestServer();
+    const { client } = await startSession(t.wsUrl, { ...textStart(sid(), { greeting: false }), api_key: t.key });
+    // Stop reading, and make the server queue megabytes of frames (each asr echoes ~19 KB).
+    client.ws.pause();
+    const big = `say ${'x'.repeat(19_000)}`;
+    for (let i = 0; i < 600; i += 1) client.send({ type: 'input_text', text: big });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const stopping = t.stop();
+    // The drain now waits for this client's close handshake, so it is observably under way:
+    // health says draining, and a new connection is told server_restarting and closed.
+    const health = await fetch(`${t.url}/healthz`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toMatchObject({ status: 'draining' });
+    const late = await WsTestClient.open(t.wsUrl);
+    late.send({ type: 'start', ...textStart(sid()), api_key: t.key });
+    await expectFatal(late, 'server_restarting', true, 1012);
+    late.assertProtocol();
+    client.ws.resume();
+    const closed = await client.waitClose(30_000);
+    expect(client.all('error').map((e) => [e.code, e.retryable])).toEqual([['server_restarting', true]]);
+    expect(closed.code).toBe(1012);
+    await stopping;
+    client.assertProtocol();
+  }, 60_000);
+});

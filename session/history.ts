@@ -8,11 +8,19 @@ export const DEFAULT_SYSTEM_PROMPT = [
 ].join(' ');
 
 /**
+ * A place in the history, held by whoever will write it. A reply reserves its slot when it
+ * starts, so text injected while it streams lands after it, as it happened, not before it.
+ */
+export interface HistorySlot {
+  message: ChatMessage | undefined;
+}
+
+/**
  * The conversation as the model sees it: instructions first, then turns and injected context in
  * the order they happened. One instance per session; a reset clears the turns only.
  */
 export class ConversationHistory {
-  private messages: ChatMessage[] = [];
+  private entries: HistorySlot[] = [];
 
   constructor(private instructions: string | undefined) {}
 
@@ -21,55 +29,54 @@ export class ConversationHistory {
   }
 
   addUser(text: string): void {
-    this.messages.push({ role: 'user', content: text });
+    this.entries.push({ message: { role: 'user', content: text } });
   }
 
-  /** Returns the entry's index so a playback report can later truncate it; undefined when empty. */
-  addAssistant(text: string): number | undefined {
-    if (text.length === 0) return undefined;
-    this.messages.push({ role: 'assistant', content: text });
-    return this.messages.length - 1;
+  /** Host context the user did not say; the model is told where it came from. */
+  addContext(text: string): void {
+    this.entries.push({ message: { role: 'system', content: `Context from the application: ${text}` } });
   }
 
-  /** Replaces an assistant entry's text with what the listener actually heard. */
-  correctAssistant(index: number, text: string): void {
-    const entry = this.messages[index];
-    if (entry?.role !== 'assistant') return;
-    if (text.length > 0) entry.content = text;
-    else this.messages.splice(index, 1);
+  /** Holds the next place for a message written later (a reply, a tool result). */
+  reserve(): HistorySlot {
+    const slot: HistorySlot = { message: undefined };
+    this.entries.push(slot);
+    return slot;
   }
 
-  /** Removes the most recent user entry (an eager reply's transcript that the user went on from). */
+  /** Fills a reserved slot; an empty assistant text leaves it out of the history. */
+  fillAssistant(slot: HistorySlot, text: string, toolCalls?: ToolCallRequest[]): void {
+    if (toolCalls?.length) slot.message = { role: 'assistant', content: text, tool_calls: toolCalls.map((c) => ({ ...c })) };
+    else slot.message = text.length > 0 ? { role: 'assistant', content: text } : undefined;
+  }
+
+  fillToolResult(slot: HistorySlot, callId: string, content: string): void {
+    slot.message = { role: 'tool', tool_call_id: callId, content };
+  }
+
+  /** Replaces a reply's text with what the listener actually heard. */
+  correctAssistant(slot: HistorySlot, text: string): void {
+    if (slot.message?.role !== 'assistant' || slot.message.tool_calls) return;
+    slot.message = text.length > 0 ? { role: 'assistant', content: text } : undefined;
+  }
+
+  /** Removes the most recent user entry with this text (an eager reply's retracted transcript). */
   dropLastUser(text: string): void {
-    for (let i = this.messages.length - 1; i >= 0; i -= 1) {
-      const m = this.messages[i];
+    for (let i = this.entries.length - 1; i >= 0; i -= 1) {
+      const m = this.entries[i]!.message;
       if (m?.role === 'user' && m.content === text) {
-        this.messages.splice(i, 1);
+        this.entries.splice(i, 1);
         return;
       }
     }
   }
 
-  /** An assistant message that called tools (with any text said before the calls). */
-  addToolCalls(text: string, calls: ToolCallRequest[]): void {
-    this.messages.push({ role: 'assistant', content: text, tool_calls: calls.map((c) => ({ ...c })) });
-  }
-
-  addToolResult(callId: string, content: string): void {
-    this.messages.push({ role: 'tool', tool_call_id: callId, content });
-  }
-
-  /** Host context the user did not say; the model is told where it came from. */
-  addContext(text: string): void {
-    this.messages.push({ role: 'system', content: `Context from the application: ${text}` });
-  }
-
   clear(): void {
-    this.messages = [];
+    this.entries = [];
   }
 
   get length(): number {
-    return this.messages.length;
+    return this.messages().length;
   }
 
   /** Snapshot for one model request; `extra` is a one-off system note for that request only. */
@@ -77,17 +84,23 @@ export class ConversationHistory {
     const system = this.instructions
       ? `${DEFAULT_SYSTEM_PROMPT}\n\nApplication instructions:\n${this.instructions}`
       : DEFAULT_SYSTEM_PROMPT;
-    const out: ChatMessage[] = [{ role: 'system', content: system }, ...this.messages];
+    const out: ChatMessage[] = [{ role: 'system', content: system }, ...this.messages()];
     if (extra) out.push({ role: 'system', content: extra });
     return out;
   }
 
-  /** Copy of the turns, for the resume stash. */
+  /** Copy of the written turns, for the resume stash. */
   snapshot(): ChatMessage[] {
-    return this.messages.map((m) => ({ ...m }));
+    return this.messages().map((m) => structuredClone(m));
   }
 
   restore(messages: ChatMessage[]): void {
-    this.messages = messages.map((m) => ({ ...m }));
+    this.entries = messages.map((m) => ({ message: structuredClone(m) }));
+  }
+
+  private messages(): ChatMessage[] {
+    const out: ChatMessage[] = [];
+    for (const e of this.entries) if (e.message) out.push(e.message);
+    return out;
   }
 }

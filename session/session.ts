@@ -12,6 +12,7 @@ import type { WebSearch } from './providers/search.ts';
 import type { TextToSpeech } from './providers/tts.ts';
 import type { VoiceCatalog } from './providers/voices.ts';
 import type { SessionSettings } from './settings.ts';
+import type { SessionSnapshot } from './resume/snapshot.ts';
 import { ToolDesk, type ToolDeskOptions } from './tools/tool-desk.ts';
 import type { Transport } from './transport.ts';
 import { TurnRunner, type TurnOptions, type TurnStatus } from './turn-runner.ts';
@@ -55,6 +56,7 @@ export class Session implements VoiceHost {
   private bargeSeq = 0;
   private injectedIds = new Set<string>();
   private ambienceActive = false;
+  private greeted = false;
   private closed = false;
 
   constructor(
@@ -105,7 +107,7 @@ export class Session implements VoiceHost {
   }
 
   /** Sends ready and speaks the greeting. */
-  begin(resumeToken: string, options: { greet: boolean } = { greet: true }): void {
+  begin(resumeToken: string): void {
     const voice = this.deps.voices.find(this.settings.voice);
     const audio = this.settings.audio;
     this.send({
@@ -117,7 +119,8 @@ export class Session implements VoiceHost {
       ...(audio ? { audio: { output_encoding: audio.output_encoding, output_sr: audio.output_sr } } : {}),
       resume_token: resumeToken,
     });
-    if (options.greet) this.greet();
+    if (!this.greeted) this.greet();
+    this.announceDeferredJobs();
   }
 
   handle(frame: SessionFrame): void {
@@ -212,6 +215,40 @@ export class Session implements VoiceHost {
     this.deps.transport.sendFrame(frame);
   }
 
+  /** Restores a stashed conversation before begin(): no greeting is spoken again. */
+  restore(snapshot: SessionSnapshot): void {
+    this.history.restore(snapshot.history);
+    for (const id of snapshot.injectedIds) this.injectedIds.add(id);
+    this.bargeSeq = snapshot.bargeSeq;
+    this.greeted = snapshot.greeted;
+    this.desk.calls.adopt(snapshot.pendingCalls, this.deps.tools.defaultTimeoutMs);
+  }
+
+  /** Deferred jobs that survived a resume: the host re-associates them. */
+  announceDeferredJobs(): void {
+    for (const job of this.desk.calls.jobs()) {
+      this.send({ type: 'tool_deferred_resume', id: job.callId, handle: job.handle, name: job.name, job_id: job.jobId, status_label: job.statusLabel });
+    }
+  }
+
+  /**
+   * The connection dropped: stop the reply in flight (its delivered part stays in the history),
+   * then capture what a resume needs, then close.
+   */
+  detach(): SessionSnapshot {
+    this.current?.interrupt(this.bargeSeq);
+    const snapshot: SessionSnapshot = {
+      settings: structuredClone(this.settings),
+      history: this.history.snapshot(),
+      injectedIds: [...this.injectedIds],
+      pendingCalls: this.desk.calls.pending(),
+      bargeSeq: this.bargeSeq,
+      greeted: this.greeted,
+    };
+    this.close();
+    return snapshot;
+  }
+
   /** The transport is gone; stop work in flight. */
   close(): void {
     if (this.closed) return;
@@ -293,6 +330,7 @@ export class Session implements VoiceHost {
   }
 
   private greet(): void {
+    this.greeted = true;
     if (this.settings.greeting === false) return;
     this.startReply({ turnId: newTurnId(), fixedText: this.settings.greeting, welcome: true });
   }

@@ -52,3 +52,31 @@ export function resolveSettings(
     audio: modality === 'text' ? undefined : audio,
   };
 }
+
+/**
+ * SPEC: explicit mode fields in a resuming start frame override the restored configuration;
+ * absent fields keep it. Audio always follows the new start frame (it describes this socket).
+ */
+export function mergeOnResume(
+  restored: SessionSettings,
+  mode: Mode,
+  audio: AudioConfig | undefined,
+  tools: ToolDeclaration[] | undefined,
+): SessionSettings {
+  const modality = mode.modality ?? restored.modality;
+  return {
+    modality,
+    voice: mode.voice ?? restored.voice,
+    instructions: mode.instructions ?? restored.instructions,
+    greeting: mode.greeting === undefined ? restored.greeting : mode.greeting,
+    temperature: mode.temperature ?? restored.temperature,
+    webSearch: mode.web_search ?? restored.webSearch,
+    endCall: mode.end_call ?? restored.endCall,
+    flow: mode.flow ?? restored.flow,
+    backgroundAudio: mode.background_audio ?? restored.backgroundAudio,
+    turnEndThreshold: mode.turn_end_threshold ?? restored.turnEndThreshold,
+    toolChoice: mode.tool_choice ?? restored.toolChoice,
+    tools: tools ?? restored.tools,
+    audio: modality === 'text' ? undefined : audio,
+  };
+}

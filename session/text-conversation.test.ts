@@ -547,6 +547,38 @@ describe('the model request (fake OpenAI-compatible server)', () => {
     client.assertProtocol();
   });
 
+  it('text injected while a reply streams goes after that reply in the history, not before it', async () => {
+    // The reply answers the user turn before it; the note arrived while it was being written.
+    // The next request must not present the reply as the answer to the note.
+    const { client } = await openText(t, { greeting: false });
+    fake.delayMs = 30;
+    try {
+      fake.enqueue({ text: 'one two three four five six seven eight' });
+      const after = client.frames.length;
+      client.send({ type: 'input_text', text: 'count to eight' });
+      const asr = await client.waitFor('asr', () => true, WAIT_MS, after);
+      await client.waitFor('text_delta', (f) => f.turn_id === asr.turn_id, WAIT_MS, after);
+      client.send({ type: 'inject_context', message_id: 'mid-reply', text: 'note from the host', reply: false });
+      const ack = await client.waitFor('inject_context_ack', (f) => f.message_id === 'mid-reply');
+      expect(ack).toMatchObject({ accepted: true, reply_started: false });
+      const done = await client.waitFor('done', (f) => f.turn_id === asr.turn_id);
+      expect(done.status).toBe('completed');
+    } finally {
+      fake.delayMs = 0;
+    }
+    const first = fake.requests.length;
+    fake.enqueue({ text: 'ok' });
+    await say(client, 'next');
+    expect(body(first).messages.slice(1)).toEqual([
+      { role: 'user', content: 'count to eight' },
+      { role: 'assistant', content: 'one two three four five six seven eight' },
+      { role: 'user', content: 'note from the host' },
+      { role: 'user', content: 'next' },
+    ]);
+    client.close();
+    client.assertProtocol();
+  });
+
   it('trigger_reply instructions reach that request only', async () => {
     const { client } = await openText(t, { greeting: false });
     const first = fake.requests.length;

@@ -1,6 +1,7 @@
 import type { ServerFrame } from '../signaling/frames/server.ts';
-import type { ConversationHistory } from './history.ts';
+import type { ConversationHistory, HistorySlot } from './history.ts';
 import type { LanguageModel, ModelTool, ModelToolChoice, ToolCallRequest } from './providers/llm.ts';
+import { pairToolMessages } from './tools/tool-messages.ts';
 import type { ToolRoundResult } from './tools/types.ts';
 import type { SessionSettings } from './settings.ts';
 import type { SpeechOutput, SpeechTurn } from './voice/speech-output.ts';
@@ -44,7 +45,7 @@ export interface TurnRecord {
   status: TurnStatus;
   speech: SpeechTurn | undefined;
   /** The history entry holding this reply's text, to truncate to what was heard. */
-  historyIndex: number | undefined;
+  historySlot: HistorySlot | undefined;
   /** The agent ended the call with this farewell. */
   farewell: string | undefined;
 }
@@ -62,6 +63,8 @@ export class TurnRunner {
   private roundText = '';
   private farewell: string | undefined;
   private working = false;
+  /** Where this reply's current text goes in the history, reserved when the round began. */
+  private slot: HistorySlot | undefined;
   private uttered = false;
   private finished = false;
   private speech: SpeechTurn | undefined;
@@ -83,6 +86,7 @@ export class TurnRunner {
   start(): Promise<TurnRecord> {
     this.ctx.send(this.options.welcome ? { type: 'turn', turn_id: this.turnId, welcome: true } : { type: 'turn', turn_id: this.turnId });
     this.speech = this.ctx.speech?.begin(this.ctx.settings.voice);
+    this.slot = this.ctx.history.reserve();
     void this.run();
     return this.done;
   }
@@ -129,7 +133,7 @@ export class TurnRunner {
     for (let round = 0; round < MAX_TOOL_ROUNDS; round += 1) {
       const calls: ToolCallRequest[] = [];
       const stream = this.ctx.llm.stream({
-        messages: this.ctx.history.forModel(this.options.extraInstructions),
+        messages: pairToolMessages(this.ctx.history.forModel(this.options.extraInstructions)),
         tools: this.ctx.tools(),
         toolChoice: this.ctx.toolChoice(round, this.options.afterUserTurn === true),
         temperature: this.ctx.settings.temperature,
@@ -141,13 +145,24 @@ export class TurnRunner {
         else if (event.type === 'tool_call') calls.push(event.call);
       }
       if (this.finished || calls.length === 0) return;
-      this.ctx.history.addToolCalls(this.roundText, calls);
+      this.ctx.history.fillAssistant(this.slot!, this.roundText, calls);
+      // That slot now holds the call: an interruption while the tools run must not overwrite it.
+      this.slot = undefined;
+      // Result places sit right after the call (the model API wants them adjacent), whatever
+      // is injected while the tools run.
+      const resultSlots = calls.map(() => this.ctx.history.reserve());
       this.roundText = '';
       await this.setWorking(true);
+      if (this.finished) {
+        // Interrupted before the calls went out: none of them runs.
+        calls.forEach((c, i) => this.ctx.history.fillToolResult(resultSlots[i]!, c.id, JSON.stringify({ outcome: 'cancelled', verified: false, content: 'not run: the user interrupted first' })));
+        return;
+      }
       const outcome = await this.ctx.runTools(calls, this.abort.signal);
       // Results enter the history even when the turn was interrupted meanwhile: an answer that
       // arrived is never lost, and every tool call in the history has its result.
-      for (const r of outcome.results) this.ctx.history.addToolResult(r.call.id, r.content);
+      outcome.results.forEach((r, i) => this.ctx.history.fillToolResult(resultSlots[i]!, r.call.id, r.content));
+      this.slot = this.ctx.history.reserve();
       if (this.finished) return;
       if (outcome.farewell !== undefined) {
         this.farewell = outcome.farewell;
@@ -203,13 +218,14 @@ export class TurnRunner {
     }
     const preToolChars = this.text.length - this.roundText.length;
     const finalText = status === 'completed' ? this.roundText : delivered.slice(Math.min(delivered.length, preToolChars));
-    const historyIndex = status === 'canceled' ? undefined : this.ctx.history.addAssistant(this.farewell ?? finalText);
+    const historySlot = this.slot ?? this.ctx.history.reserve();
+    if (historySlot) this.ctx.history.fillAssistant(historySlot, status === 'canceled' ? '' : this.farewell ?? finalText);
     if (this.working) {
       this.working = false;
       this.ctx.send({ type: 'working', active: false });
     }
     this.options.beforeDone?.(status, delivered);
     this.ctx.send({ type: 'done', turn_id: this.turnId, status });
-    this.resolveDone({ turnId: this.turnId, status, speech: this.speech, historyIndex, farewell: status === 'completed' ? this.farewell : undefined });
+    this.resolveDone({ turnId: this.turnId, status, speech: this.speech, historySlot, farewell: status === 'completed' ? this.farewell : undefined });
   }
 }

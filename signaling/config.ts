@@ -27,6 +27,11 @@ export const ConfigSchema = z.object({
   HEARTBEAT_INTERVAL_MS: positiveInt.default(15000),
   DRAIN_TIMEOUT_MS: positiveInt.default(5000),
   RESUME_TTL_S: positiveInt.default(150),
+  /** Unsent bytes on a socket past which downlink audio is dropped rather than queued. */
+  AUDIO_BACKLOG_BYTES: positiveInt.default(65536),
+  /** Unsent bytes past which a client counts as behind; behind for SLOW_CONSUMER_MS, it is closed. */
+  SEND_BACKLOG_LIMIT_BYTES: positiveInt.default(1048576),
+  SLOW_CONSUMER_MS: positiveInt.default(5000),
 
   GREETING: z.string().min(1).max(2000).default('Hello! How can I help you today?'),
   DEFAULT_VOICE: z.string().min(1).default('slt'),

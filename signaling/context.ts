@@ -8,6 +8,7 @@ import type { SpeechToText } from '../session/providers/asr.ts';
 import type { TextToSpeech } from '../session/providers/tts.ts';
 import type { VoiceActivityDetector } from '../media/vad.ts';
 import type { WebSearch } from '../session/providers/search.ts';
+import type { ResumeStash } from '../session/resume/resume-stash.ts';
 
 /** The voice pipeline's providers, or why voice sessions cannot run here. */
 export type VoiceProviders =
@@ -25,6 +26,8 @@ export interface ServerContext {
   sessions: SessionRegistry;
   voice: VoiceProviders;
   search: WebSearch | undefined;
+  /** Dropped conversations waiting for their resume token. */
+  stash: ResumeStash;
   /** True once SIGTERM (or stop()) began draining: no new sessions. */
   draining: boolean;
 }

@@ -28,6 +28,7 @@ export const WS_ERRORS = {
   unsupported_transport: { retryable: false, close: 4400 },
   voice_unavailable: { retryable: false, close: 4400 },
   web_search_unavailable: { retryable: false, close: 4400 },
+  slow_consumer: { retryable: true, close: 4429 },
   internal_error: { retryable: true, close: 1011 },
 } as const satisfies Record<string, ErrorSpec>;
 

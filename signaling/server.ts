@@ -14,6 +14,7 @@ import { createVoiceProviders } from './voice-providers.ts';
 import type { VoiceProviders } from './context.ts';
 import { catalogOf, FLITE_VOICES } from '../session/providers/voices.ts';
 import { SearxngSearch } from '../session/providers/searxng-search.ts';
+import { MemoryResumeStash, type ResumeStash } from '../session/resume/resume-stash.ts';
 
 export interface RunningServer {
   /** http://host:port */
@@ -31,6 +32,7 @@ export interface ServerOverrides {
   llm?: LanguageModel;
   log?: Logger;
   voice?: VoiceProviders;
+  stash?: ResumeStash;
 }
 
 /** Starts HTTP and WebSocket on one port. */
@@ -48,6 +50,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     sessions: new SessionRegistry(config.MAX_SESSIONS),
     voice,
     search: config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL) : undefined,
+    stash: overrides.stash ?? new MemoryResumeStash(),
     draining: false,
   };
   const http = createServer(createHttpApp(context).callback());

@@ -1,71 +1,113 @@
-import { Worker } from 'node:worker_threads';
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseWav } from '../../media/pcm.ts';
 import { SpeechProviderError, type SpeechChunk, type TextToSpeech } from './tts.ts';
 import { catalogOf, FLITE_VOICES, type VoiceCatalog } from './voices.ts';
 
-interface Pending {
+const CHILD = fileURLToPath(new URL('./flite-process.mjs', import.meta.url));
+
+interface Request {
+  id: number;
+  text: string;
+  voice: string;
+  attempts: number;
   resolve(chunk: SpeechChunk): void;
   reject(error: Error): void;
 }
 
 /**
- * The offline default TTS: flite (WASI) in a worker thread, one request at a time per worker.
- * Requests queue in the worker; a reply synthesises sentence by sentence, so the queue holds
- * short jobs and a long reply never starves other sessions for long.
+ * The offline default TTS: flite (WASI) in helper processes (see flite-process.mjs for why not
+ * worker threads). A reply synthesises sentence by sentence, so each request is short; a helper
+ * that dies takes no request with it: its requests are retried once on a fresh helper.
  */
 export class FliteTextToSpeech implements TextToSpeech {
   readonly name = 'flite';
   readonly voices: VoiceCatalog = catalogOf(FLITE_VOICES);
-  private readonly workers: Worker[] = [];
-  private readonly pending = new Map<number, Pending>();
+  private readonly dir = mkdtempSync(join(tmpdir(), 'parley-flite-'));
+  private readonly helpers: Helper[] = [];
   private nextId = 1;
   private turn = 0;
+  private closed = false;
 
-  constructor(workerCount = 1) {
-    for (let i = 0; i < workerCount; i += 1) this.workers.push(this.spawn());
+  constructor(helperCount = 1) {
+    for (let i = 0; i < helperCount; i += 1) this.helpers.push(this.spawn());
   }
 
   async *synthesize(text: string, voice: string, signal: AbortSignal): AsyncIterable<SpeechChunk> {
     const clean = text.replace(/\s+/g, ' ').trim();
     if (!clean || signal.aborted) return;
     if (!this.voices.find(voice)) throw new SpeechProviderError(`unknown voice ${voice}`, false);
-    const id = this.nextId++;
-    const worker = this.workers[this.turn++ % this.workers.length]!;
     const chunk = await new Promise<SpeechChunk>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, text: clean, voice });
+      this.dispatch({ id: this.nextId++, text: clean, voice, attempts: 0, resolve, reject });
     });
     if (signal.aborted) return;
     yield chunk;
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.terminate()));
+    this.closed = true;
+    for (const helper of this.helpers) helper.child.kill();
+    rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private spawn(): Worker {
-    const worker = new Worker(new URL('./flite-worker.mjs', import.meta.url));
-    worker.unref();
-    worker.on('message', (message: { id: number; wav?: Uint8Array; error?: string }) => {
-      const pending = this.pending.get(message.id);
-      if (!pending) return;
-      this.pending.delete(message.id);
-      if (message.error || !message.wav) return pending.reject(new SpeechProviderError(`flite failed: ${message.error ?? 'no audio'}`));
+  private dispatch(request: Request): void {
+    if (this.closed) return request.reject(new SpeechProviderError('speech synthesis is shutting down', false));
+    const index = this.turn++ % this.helpers.length;
+    let helper = this.helpers[index]!;
+    if (!helper.alive) {
+      helper = this.spawn();
+      this.helpers[index] = helper;
+    }
+    helper.pending.set(request.id, request);
+    helper.hold(true);
+    helper.child.send({ id: request.id, text: request.text, voice: request.voice });
+  }
+
+  private spawn(): Helper {
+    const helper = new Helper(fork(CHILD, [this.dir], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] }));
+    helper.child.on('message', (message: { id: number; wav?: Uint8Array; error?: string }) => {
+      const request = helper.pending.get(message.id);
+      if (!request) return;
+      helper.pending.delete(message.id);
+      if (helper.pending.size === 0) helper.hold(false);
+      if (message.error || !message.wav) return request.reject(new SpeechProviderError(`flite failed: ${message.error ?? 'no audio'}`));
       try {
-        const { samples, sampleRate } = parseWav(new Uint8Array(message.wav));
-        pending.resolve({ samples, sampleRate });
+        request.resolve(parseWav(new Uint8Array(message.wav)));
       } catch (error) {
-        pending.reject(new SpeechProviderError(`flite produced bad audio: ${String(error)}`));
+        request.reject(new SpeechProviderError(`flite produced bad audio: ${String(error)}`));
       }
     });
-    worker.on('error', (error) => {
-      for (const [id, p] of this.pending) {
-        p.reject(new SpeechProviderError(`flite worker crashed: ${error.message}`));
-        this.pending.delete(id);
+    helper.child.on('exit', () => {
+      helper.alive = false;
+      const orphans = [...helper.pending.values()];
+      helper.pending.clear();
+      for (const request of orphans) {
+        request.attempts += 1;
+        if (request.attempts > 1) request.reject(new SpeechProviderError('flite crashed twice on this sentence'));
+        else this.dispatch(request);
       }
-      const index = this.workers.indexOf(worker);
-      if (index >= 0) this.workers[index] = this.spawn();
     });
-    return worker;
+    helper.hold(false);
+    return helper;
+  }
+}
+
+class Helper {
+  alive = true;
+  readonly pending = new Map<number, Request>();
+  constructor(readonly child: ChildProcess) {}
+
+  /** An idle helper must not keep the process alive; a busy one must, until it answers. */
+  hold(busy: boolean): void {
+    if (busy) {
+      this.child.ref();
+      this.child.channel?.ref();
+    } else {
+      this.child.unref();
+      this.child.channel?.unref();
+    }
   }
 }

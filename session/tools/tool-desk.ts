@@ -11,6 +11,7 @@ import { CompletionQueue } from './completion-queue.ts';
 import { TOOL_ERRORS, type ToolErrorCode } from './errors.ts';
 import { Permissions } from './permissions.ts';
 import { ToolCalls, type DeferredJob } from './tool-calls.ts';
+import { pairToolMessages } from './tool-messages.ts';
 import { runToolRound } from './tool-round.ts';
 import { choiceForRound, visibleTools } from './tool-set.ts';
 import { describeResolution, type ToolResolution, type ToolRoundResult } from './types.ts';
@@ -53,6 +54,8 @@ export class ToolDesk {
   private readonly thoughts = new Map<string, DeepThought>();
   /** The choice to restore after a one-shot set_tool_choice has been used. */
   private revertTo: ToolChoice | undefined;
+  /** A one-shot choice taken by the current user turn: it holds for every round of that turn. */
+  private oneShot: ToolChoice | undefined;
 
   constructor(
     private readonly host: ToolDeskHost,
@@ -78,14 +81,19 @@ export class ToolDesk {
     return visibleTools({ clientTools: s.tools, webSearch: s.webSearch, endCall: s.endCall, jobsRunning: this.calls.jobs().length + this.thoughts.size > 0 });
   }
 
+  /**
+   * Called for every planning round of the one reply in flight, round 0 first; a round 0 is a
+   * new reply, so a one-shot choice lasts from the user turn's round 0 up to the next round 0.
+   */
   toolChoice(round: number, afterUserTurn: boolean): ModelToolChoice {
-    const choice = choiceForRound(this.host.settings.toolChoice, round, afterUserTurn);
+    if (round === 0) this.oneShot = undefined;
     if (round === 0 && afterUserTurn && this.revertTo !== undefined) {
-      // one_shot: this user turn used it; the next one gets the earlier choice back.
+      // one_shot: this user turn uses it (all its rounds); the next one gets the earlier choice back.
+      this.oneShot = this.host.settings.toolChoice;
       this.host.settings.toolChoice = this.revertTo;
       this.revertTo = undefined;
     }
-    return choice;
+    return choiceForRound(this.oneShot ?? this.host.settings.toolChoice, round, afterUserTurn);
   }
 
   setToolChoice(frame: ClientFrameOf<'set_tool_choice'>): void {
@@ -101,6 +109,7 @@ export class ToolDesk {
         calls: this.calls,
         permissions: this.permissions,
         clientTools: () => this.host.settings.tools,
+        managedEnabled: (name) => (name === 'web_search' ? this.host.settings.webSearch : name === 'end_call' ? this.host.settings.endCall : true),
         search: this.host.search,
         defaultTimeoutMs: this.options.defaultTimeoutMs,
         startDeepThought: (call) => this.startDeepThought(call),
@@ -184,7 +193,7 @@ export class ToolDesk {
     let answer = '';
     try {
       const stream = this.host.llm.stream({
-        messages: [...this.host.history.forModel(), { role: 'user', content: `Think carefully and answer: ${question}` }],
+        messages: [...pairToolMessages(this.host.history.forModel()), { role: 'user', content: `Think carefully and answer: ${question}` }],
         tools: [],
         toolChoice: 'none',
         temperature: this.host.settings.temperature,

@@ -4,7 +4,7 @@ import type { ToolCallRequest } from '../providers/llm.ts';
 import type { WebSearch } from '../providers/search.ts';
 import type { Permissions } from './permissions.ts';
 import type { ToolCalls } from './tool-calls.ts';
-import { isManaged } from './tool-set.ts';
+import { isManaged, type ManagedToolName } from './tool-set.ts';
 import { describeResolution, type ToolResolution, type ToolRoundResult } from './types.ts';
 
 export interface ToolRoundDeps {
@@ -12,6 +12,12 @@ export interface ToolRoundDeps {
   calls: ToolCalls;
   permissions: Permissions;
   clientTools(): ToolDeclaration[];
+  /**
+   * Whether a managed tool is on in this session. web_search and end_call are managed only
+   * while mode enables them; otherwise the name is an ordinary (client) tool name, and the
+   * agent cannot end the session.
+   */
+  managedEnabled(name: ManagedToolName): boolean;
   search: WebSearch | undefined;
   defaultTimeoutMs: number;
   /** think_deeply: starts a background job; resolves with what the turn is told now. */
@@ -31,7 +37,7 @@ export async function runToolRound(deps: ToolRoundDeps, calls: ToolCallRequest[]
   let farewell: string | undefined;
   const results = await Promise.all(
     calls.map(async (call) => {
-      if (call.name === 'end_call') {
+      if (call.name === 'end_call' && deps.managedEnabled('end_call')) {
         farewell = typeof call.args.farewell === 'string' && call.args.farewell.trim() ? call.args.farewell.trim() : 'Goodbye!';
         return { call, content: describeResolution({ outcome: 'succeeded', verified: true, content: 'ending the call' }) };
       }
@@ -43,7 +49,7 @@ export async function runToolRound(deps: ToolRoundDeps, calls: ToolCallRequest[]
 }
 
 async function runOne(deps: ToolRoundDeps, call: ToolCallRequest, signal: AbortSignal): Promise<ToolResolution> {
-  if (isManaged(call.name)) return runManaged(deps, call, signal);
+  if (isManaged(call.name) && deps.managedEnabled(call.name)) return runManaged(deps, call, signal);
   const declared = deps.clientTools().find((t) => t.name === call.name);
   if (!declared) return failed(`there is no tool named ${call.name}`);
   if (declared.requires_permission) {

@@ -69,7 +69,7 @@ export class VoiceController {
     const speech = last.record.speech;
     const unheard = Math.max(report.remaining_ms ?? 0, report.discarded_ms ?? 0);
     const heard = speech.timeline.textAt(Math.max(0, speech.sentMs - unheard));
-    if (last.record.historyIndex !== undefined) this.host.history.correctAssistant(last.record.historyIndex, heard);
+    if (last.record.historySlot) this.host.history.correctAssistant(last.record.historySlot, heard);
     this.host.send({ type: 'utterance', text: heard, turn_id: last.record.turnId, barge_seq: seq, corrected: true });
   }
 

@@ -1,15 +1,13 @@
 import type { RawData, WebSocket } from 'ws';
-import { Session } from '../../session/session.ts';
-import { resolveSettings } from '../../session/settings.ts';
+import type { Session } from '../../session/session.ts';
 import { randomId } from '../../session/ids.ts';
 import type { ServerContext } from '../context.ts';
 import { WS_ERRORS, type WsErrorCode } from '../errors.ts';
 import { parseClientFrame } from '../frames/parse.ts';
 import type { StartFrame } from '../frames/start.ts';
-import { validateTools } from '../frames/tools.ts';
 import type { Credential } from '../keys/credentials.ts';
 import type { RegisteredSession } from '../session-registry.ts';
-import { authenticateStart } from './authenticate.ts';
+import { openSession } from './open-session.ts';
 import { WebSocketTransport } from './ws-transport.ts';
 
 export interface HandshakeAuth {
@@ -18,16 +16,22 @@ export interface HandshakeAuth {
 }
 
 /**
- * One WebSocket from upgrade to close: waits for the start frame, authenticates, hands every
- * later frame to its Session. Nothing a client sends can throw out of here.
+ * One WebSocket from upgrade to close: waits for the start frame, opens (or resumes) the
+ * session, hands every later frame to it, and stashes the conversation when the socket drops
+ * (any close but 1000) so a resume token can pick it up. Nothing a client sends can throw out.
  */
 export class Connection implements RegisteredSession {
   sessionId = '';
   private session: Session | undefined;
+  private account = '';
+  private resumeToken = '';
   private readonly transport: WebSocketTransport;
   private startTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
+  /** Frames that arrived while an asynchronous start was being opened. */
+  private backlog: Array<{ bytes: Buffer; isBinary: boolean }> | undefined;
   private registered = false;
+  private failing = false;
   private ended = false;
 
   constructor(
@@ -35,32 +39,32 @@ export class Connection implements RegisteredSession {
     private readonly server: ServerContext,
     private readonly handshake: HandshakeAuth | undefined,
   ) {
-    this.transport = new WebSocketTransport(ws);
-    ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
-    ws.on('close', (code) => this.onClose(code));
+    this.transport = new WebSocketTransport(ws, server.config, (code, detail) => this.fail(code, detail));
+    ws.on('message', (data, isBinary) => this.onMessage(toBuffer(data), isBinary));
+    ws.on('close', (code) => this.teardown(code));
     ws.on('error', (err) => this.server.log.warn({ err: err.message }, 'websocket error'));
     if (server.draining) {
       this.fail('server_restarting', 'the server is restarting; reconnect shortly');
       return;
     }
-    this.startTimer = setTimeout(
-      () => this.fail('start_timeout', `no start frame within ${server.config.START_TIMEOUT_MS} ms`),
-      server.config.START_TIMEOUT_MS,
-    );
+    this.startTimer = setTimeout(() => this.fail('start_timeout', `no start frame within ${server.config.START_TIMEOUT_MS} ms`), server.config.START_TIMEOUT_MS);
   }
 
   shutdown(code: 'server_restarting'): void {
     this.fail(code, 'the server is restarting; reconnect and resume with your resume_token');
   }
 
-  private onMessage(data: RawData, isBinary: boolean): void {
+  private onMessage(bytes: Buffer, isBinary: boolean): void {
+    if (this.backlog) {
+      this.backlog.push({ bytes, isBinary });
+      return;
+    }
     try {
-      const bytes = toBuffer(data);
       if (bytes.length > this.server.config.MAX_FRAME_BYTES) {
         return this.sendError('frame_too_large', `frame of ${bytes.length} bytes exceeds MAX_FRAME_BYTES (${this.server.config.MAX_FRAME_BYTES})`);
       }
       if (!this.session) return this.onFirstFrames(bytes, isBinary);
-      if (isBinary) return this.onAudio(bytes);
+      if (isBinary) return this.session.handleAudio(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
       const parsed = parseClientFrame(bytes.toString('utf8'));
       if (!parsed.ok) return this.sendError(parsed.code, parsed.detail);
       if (parsed.frame.type === 'start') return this.sendError('already_started', 'this connection already has a session; open a new socket for another');
@@ -79,72 +83,44 @@ export class Connection implements RegisteredSession {
       return this.fail('invalid_start_frame', detail);
     }
     if (parsed.frame.type !== 'start') return this.fail('invalid_start_frame', `the first frame must be start, got ${parsed.frame.type}`);
-    this.onStart(parsed.frame);
+    this.backlog = [];
+    void this.onStart(parsed.frame).finally(() => {
+      const waiting = this.backlog ?? [];
+      this.backlog = undefined;
+      for (const frame of waiting) this.onMessage(frame.bytes, frame.isBinary);
+    });
   }
 
-  private onStart(start: StartFrame): void {
-    const { config, log } = this.server;
-    const webSearch = start.mode.web_search ?? false;
-    const endCall = start.mode.end_call ?? false;
-    if (start.transport?.kind === 'webrtc') return this.fail('unsupported_transport', 'the WebRTC transport is not available on this server; use the WebSocket transport');
-    const tools = validateTools(start.mode.tools ?? [], { webSearch, endCall });
-    if (!tools.ok) return this.fail('invalid_tools', tools.detail);
-    if (webSearch && !this.server.search) {
-      return this.fail('web_search_unavailable', 'mode.web_search needs a search backend: the server has no SEARCH_URL configured');
+  private async onStart(start: StartFrame): Promise<void> {
+    const opened = await openSession(this.server, this.handshake, start, this.transport);
+    if (this.ended) {
+      if (opened.ok) opened.session.close();
+      return;
     }
-    const auth = authenticateStart(this.server, this.handshake, start.api_key, start.session_id);
-    if (!auth.ok) return this.fail('unauthorized', auth.detail);
-    if (start.mode.voice !== undefined && !this.server.voices.find(start.mode.voice)) {
-      return this.fail('invalid_start_frame', `mode.voice: unknown voice "${start.mode.voice}"`);
-    }
-    if ((start.mode.modality ?? 'voice') === 'voice' && !this.server.voice.ok) {
-      return this.fail('voice_unavailable', `voice sessions are not available on this server: ${this.server.voice.reason}; text sessions still work`);
-    }
-    if (start.resume_token !== undefined) {
-      // No stash can match yet: every token is unknown. The socket stays open for a fresh start.
-      return this.sendError('resume_failed', 'resume token is unknown, expired or already used; start again without it');
+    if (!opened.ok) {
+      // A failed resume leaves the socket open: the client may start fresh on it.
+      if (opened.code === 'resume_failed') return this.sendError(opened.code, opened.detail);
+      return this.fail(opened.code, opened.detail);
     }
     this.sessionId = start.session_id;
-    if (!this.server.sessions.tryAdd(this)) return this.fail('server_busy', 'the server is at MAX_SESSIONS; retry later');
+    if (!this.server.sessions.tryAdd(this)) {
+      opened.session.close();
+      return this.fail('server_busy', 'the server is at MAX_SESSIONS; retry later');
+    }
     this.registered = true;
     clearTimeout(this.startTimer);
-
-    const settings = resolveSettings(start.mode, start.audio, tools.tools, {
-      greeting: config.GREETING,
-      voice: config.DEFAULT_VOICE,
-      temperature: config.DEFAULT_TEMPERATURE,
-    });
-    const sessionLog = log.child({ session_id: start.session_id, account: auth.credential.account });
-    this.session = new Session(start.session_id, settings, {
-      transport: this.transport,
-      llm: this.server.llm,
-      voices: this.server.voices,
-      log: sessionLog,
-      ...(this.server.search ? { search: this.server.search } : {}),
-      tools: {
-        defaultTimeoutMs: config.TOOL_TIMEOUT_MS,
-        deferredTimeoutMs: config.DEFERRED_TIMEOUT_S * 1000,
-        permissionTimeoutMs: config.PERMISSION_TIMEOUT_S * 1000,
-        deepModel: config.LLM_DEEP_MODEL,
-      },
-      endCallGraceMs: config.END_CALL_GRACE_MS,
-      signOff: config.WRAP_UP_SIGN_OFF,
-      ...(settings.modality === 'voice' && this.server.voice.ok ? { voice: this.server.voice } : {}),
-    });
-    if (auth.credential.kind === 'scoped') this.armExpiry(auth.credential.expiresAt);
-    sessionLog.info({ modality: settings.modality, key_kind: auth.credential.kind }, 'session started');
-    this.session.begin(randomId('rt', 32));
+    this.session = opened.session;
+    this.account = opened.credential.account;
+    if (opened.credential.kind === 'scoped') this.armExpiry(opened.credential.expiresAt);
+    this.session.log.info({ modality: this.session.settings.modality, key_kind: opened.credential.kind, resumed: opened.resumed }, 'session started');
+    this.resumeToken = randomId('rt', 32);
+    this.session.begin(this.resumeToken);
   }
 
-  private onAudio(bytes: Buffer): void {
-    this.session?.handleAudio(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-  }
-
-  /** SPEC: expiry also ends a connection still using the key. */
+  /** SPEC: expiry also ends a connection still using the key (and the call stays resumable). */
   private armExpiry(expiresAt: number): void {
-    const delay = Math.max(0, expiresAt - Date.now());
-    // setTimeout overflows past ~24.8 days; scoped keys live hours, but clamp anyway.
-    this.expiryTimer = setTimeout(() => this.fail('key_expired', 'the scoped key expired; mint a new one and resume with your resume_token'), Math.min(delay, 2 ** 31 - 1));
+    const delay = Math.min(Math.max(0, expiresAt - Date.now()), 2 ** 31 - 1);
+    this.expiryTimer = setTimeout(() => this.fail('key_expired', 'the scoped key expired; mint a new one and resume with your resume_token'), delay);
   }
 
   private sendError(code: WsErrorCode, detail: string): void {
@@ -153,24 +129,31 @@ export class Connection implements RegisteredSession {
 
   /** A fatal error: the frame, then the close code documented for it. */
   private fail(code: WsErrorCode, detail: string): void {
-    if (this.ended) return;
-    this.ended = true;
+    if (this.ended || this.failing) return;
+    this.failing = true;
     this.sendError(code, detail);
     const spec = WS_ERRORS[code];
-    this.transport.close('close' in spec ? spec.close : 1011, code);
-    this.teardown();
+    const closeCode = 'close' in spec ? spec.close : 1011;
+    this.transport.close(closeCode, code);
+    this.teardown(closeCode);
   }
 
-  private onClose(code: number): void {
-    if (this.session) this.server.log.info({ session_id: this.sessionId, close_code: code }, 'session ended');
+  private teardown(code: number): void {
+    if (this.ended) return;
     this.ended = true;
-    this.teardown();
-  }
-
-  private teardown(): void {
     clearTimeout(this.startTimer);
     clearTimeout(this.expiryTimer);
-    this.session?.close();
+    const session = this.session;
+    if (session) {
+      // 1000 is a clean end (the client closed, or the call ended): nothing to resume.
+      if (code !== 1000) {
+        const snapshot = session.detach();
+        void this.server.stash.put(this.resumeToken, { account: this.account, sessionId: this.sessionId, snapshot }, this.server.config.RESUME_TTL_S * 1000);
+      } else {
+        session.close();
+      }
+      session.log.info({ close_code: code, stashed: code !== 1000 }, 'session ended');
+    }
     if (this.registered) {
       this.registered = false;
       this.server.sessions.remove(this);

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FLITE_VOICES } from '../../session/providers/voices.ts';
 import { expectAlive, expectStartRejected, sid, textStart, voiceStart, waitError, waitTurn } from '../testing/conversation.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { startSession, WsTestClient } from '../testing/ws-test-client.ts';
@@ -13,8 +12,8 @@ afterAll(async () => {
 });
 
 /** A start frame (without `type`) that authenticates with the persistent key. */
-const text = (mode: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({ ...textStart(sid(), mode), api_key: t.key, ...extra });
-const voice = (mode: Record<string, unknown> = {}, audio: Record<string, unknown> = { sr: 16000 }, extra: Record<string, unknown> = {}) => ({
+const text = (mode: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ ...textStart(sid(), mode), api_key: t.key, ...extra });
+const voice = (mode: Record<string, unknown> = {}, audio: Record<string, unknown> = { sr: 16000 }, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   ...voiceStart(sid(), mode, audio),
   api_key: t.key,
   ...extra,
@@ -229,14 +228,17 @@ describe('ready frame', () => {
     for (const entry of ready.voices) {
       expect(Object.keys(entry).sort()).toEqual(['gender', 'language', 'name', 'voice']);
     }
-    expect(ready.voices).toEqual(FLITE_VOICES);
-    expect(ready.voices.some((v) => v.voice === ready.voice)).toBe(true);
+    expect(new Set(ready.voices.map((v) => v.voice)).size).toBe(ready.voices.length);
+    expect(ready.voices.find((v) => v.voice === ready.voice)?.name).toBe(ready.name);
     client.close();
     client.assertProtocol();
   });
 
   it('name is the chosen voice name', async () => {
-    for (const entry of FLITE_VOICES) {
+    const first = await startSession(t.wsUrl, text());
+    first.client.close();
+    expect(first.ready.voices.length).toBeGreaterThan(1);
+    for (const entry of first.ready.voices) {
       const { client, ready } = await startSession(t.wsUrl, text({ voice: entry.voice }));
       expect([ready.voice, ready.name]).toEqual([entry.voice, entry.name]);
       client.close();

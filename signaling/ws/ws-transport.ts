@@ -1,24 +1,62 @@
 import type { WebSocket } from 'ws';
+import type { Config } from '../config.ts';
+import type { WsErrorCode } from '../errors.ts';
 import type { ServerFrame } from '../frames/server.ts';
 import type { Transport } from '../../session/transport.ts';
 
-/** The session core's Transport over one `ws` socket. */
+/**
+ * The session core's Transport over one `ws` socket, with backpressure: when the peer stops
+ * reading, audio is dropped first (past AUDIO_BACKLOG_BYTES unsent), control frames are always
+ * queued, and a peer still over SEND_BACKLOG_LIMIT_BYTES after SLOW_CONSUMER_MS is closed as a
+ * slow consumer (resumable, like any drop).
+ */
 export class WebSocketTransport implements Transport {
-  constructor(private readonly ws: WebSocket) {}
+  droppedAudioFrames = 0;
+  private behindSince: number | undefined;
+  private reported = false;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly limits: Pick<Config, 'AUDIO_BACKLOG_BYTES' | 'SEND_BACKLOG_LIMIT_BYTES' | 'SLOW_CONSUMER_MS'>,
+    private readonly onSlowConsumer: (code: WsErrorCode, detail: string) => void,
+  ) {}
 
   get open(): boolean {
     return this.ws.readyState === this.ws.OPEN;
   }
 
   sendFrame(frame: ServerFrame): void {
-    if (this.open) this.ws.send(JSON.stringify(frame));
+    if (!this.open) return;
+    this.ws.send(JSON.stringify(frame));
+    this.checkBacklog();
   }
 
   sendAudio(bytes: Uint8Array): void {
-    if (this.open) this.ws.send(bytes, { binary: true });
+    if (!this.open) return;
+    if (this.ws.bufferedAmount > this.limits.AUDIO_BACKLOG_BYTES) {
+      this.droppedAudioFrames += 1;
+      this.checkBacklog();
+      return;
+    }
+    this.ws.send(bytes, { binary: true });
   }
 
   close(code: number, reason: string): void {
     if (this.ws.readyState === this.ws.CONNECTING || this.open) this.ws.close(code, reason);
+  }
+
+  private checkBacklog(): void {
+    if (this.ws.bufferedAmount <= this.limits.SEND_BACKLOG_LIMIT_BYTES) {
+      this.behindSince = undefined;
+      return;
+    }
+    const now = Date.now();
+    this.behindSince ??= now;
+    if (!this.reported && now - this.behindSince >= this.limits.SLOW_CONSUMER_MS) {
+      this.reported = true;
+      const detail = `the client fell ${this.ws.bufferedAmount} bytes behind for over ${this.limits.SLOW_CONSUMER_MS} ms`;
+      // Never from inside a send: the session may be in the middle of emitting a turn.
+      setImmediate(() => this.onSlowConsumer('slow_consumer', detail));
+    }
   }
 }

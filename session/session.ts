@@ -1,4 +1,5 @@
 import type { VoiceActivityDetector } from '../media/vad.ts';
+import type { OutputEncoding } from '../media/pcm.ts';
 import type { ClientFrame, ClientFrameOf } from '../signaling/frames/client.ts';
 import type { ServerFrame } from '../signaling/frames/server.ts';
 import { validateTools } from '../signaling/frames/tools.ts';
@@ -35,6 +36,8 @@ export interface SessionDeps {
   signOff: string;
   /** Voice sessions only. */
   voice?: { tts: TextToSpeech; stt: SpeechToText; createVad(): VoiceActivityDetector };
+  /** The pipeline's own formats when the transport is not the wire format (WebRTC: 48 kHz PCM16 both ways). */
+  media?: { inputRate: number; outputRate: number; encoding: OutputEncoding };
 }
 
 /** Frames the session core handles; start is the connection's business. */
@@ -85,16 +88,17 @@ export class Session implements VoiceHost {
     );
     const audio = settings.audio;
     if (settings.modality === 'voice' && audio && deps.voice) {
+      const media = deps.media ?? { inputRate: audio.sr, outputRate: audio.output_sr, encoding: audio.output_encoding };
       this.speech = new SpeechOutput({
         tts: deps.voice.tts,
-        outputRate: audio.output_sr,
-        encoding: audio.output_encoding,
+        outputRate: media.outputRate,
+        encoding: media.encoding,
         sendAudio: (bytes) => {
           if (!this.closed) deps.transport.sendAudio(bytes);
         },
         onError: (error) => deps.log.warn({ err: error.message }, 'speech synthesis failed'),
       });
-      this.voice = new VoiceController(this, deps.voice.createVad(), deps.voice.stt);
+      this.voice = new VoiceController(this, media.inputRate, deps.voice.createVad(), deps.voice.stt);
     }
   }
 
@@ -180,6 +184,12 @@ export class Session implements VoiceHost {
       return this.error('modality_mismatch', 'binary audio is not accepted in a text session');
     }
     this.voice?.input.pushBytes(pcm);
+  }
+
+  /** Decoded uplink PCM at the pipeline's input rate (WebRTC). */
+  handlePcm(samples: Int16Array): void {
+    if (this.closed) return;
+    this.voice?.input.pushSamples(samples);
   }
 
   /** A real user turn (typed or spoken) takes the floor and gets a reply. */

@@ -78,6 +78,17 @@ export const ConfigSchema = z.object({
   /** SearXNG base URL for the managed web_search tool. */
   SEARCH_URL: optionalUrl,
 
+  /** WebRTC: comma-separated STUN URLs handed to clients (none by default: loopback and LAN work without). */
+  STUN_URLS: z.string().optional(),
+  /** WebRTC: comma-separated TURN URLs; with TURN_SECRET, clients get short-lived credentials. */
+  TURN_URLS: z.string().optional(),
+  TURN_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  TURN_TTL_S: positiveInt.default(3600),
+  /** WebRTC: an extra address to offer as a host candidate (a public IP bound on this machine). */
+  WEBRTC_PUBLIC_IP: z.string().optional(),
+  WEBRTC_PORT_MIN: z.coerce.number().int().min(1024).max(65535).optional(),
+  WEBRTC_PORT_MAX: z.coerce.number().int().min(1024).max(65535).optional(),
+
   TRUST_PROXY: flag.default(false),
 });
 
@@ -112,6 +123,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (missing.length > 0) {
     const lines = missing.map(([name, , provider]) => `  ${name}: required when ${provider}=openai`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  if ((config.WEBRTC_PORT_MIN === undefined) !== (config.WEBRTC_PORT_MAX === undefined) || (config.WEBRTC_PORT_MIN ?? 0) >= (config.WEBRTC_PORT_MAX ?? 1)) {
+    throw new ConfigError('invalid configuration:\n  WEBRTC_PORT_MIN/WEBRTC_PORT_MAX: set both, with MIN below MAX');
   }
   if (config.TTS_PROVIDER === 'openai') {
     // The flite default voice ('slt') means nothing to an OpenAI-compatible endpoint.

@@ -200,6 +200,23 @@ describe('cancel and stray results', () => {
     finish(client, rig);
   });
 
+  it('tool_cancel for an unknown or finished call → error unknown_tool_call', async () => {
+    const rig = await start();
+    rig.fake.enqueue({ toolCalls: [{ id: 'call_f', name: 'lookup', args: { order: 'F' } }] }, { text: 'ok' });
+    const client = await open(rig, { tools: [lookup] });
+    client.send({ type: 'tool_cancel', id: 'call_unknown' });
+    expect(await client.waitFor('error', () => true, WAIT_MS)).toMatchObject({ code: 'unknown_tool_call', retryable: false });
+    const { turnId } = await ask(client, 'look up F');
+    await toolCallFrame(client, 'call_f');
+    client.send({ type: 'tool_result', id: 'call_f', content: 'F', outcome: 'succeeded' });
+    await done(client, turnId);
+    const after = client.frames.length;
+    client.send({ type: 'tool_cancel', id: 'call_f' });
+    expect(await client.waitFor('error', () => true, WAIT_MS, after)).toMatchObject({ code: 'unknown_tool_call' });
+    expect(client.all('error')).toHaveLength(2);
+    finish(client, rig);
+  });
+
   it('tool_result for an unknown id → error unknown_tool_call; the open call is untouched', async () => {
     const rig = await start();
     rig.fake.enqueue({ toolCalls: [{ id: 'call_real', name: 'lookup', args: { order: 'R' } }] }, { text: 'Found it.' });

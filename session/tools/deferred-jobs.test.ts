@@ -105,6 +105,25 @@ describe('accepted deferral', () => {
   });
 });
 
+describe('deferred timeout replaces the call timeout', () => {
+  it('a deferred call is not cancelled at TOOL_TIMEOUT_MS; its result still ends the job', async () => {
+    const rig = await start({ TOOL_TIMEOUT_MS: '300', DEFERRED_TIMEOUT_S: '120' });
+    rig.fake.script((body: Body) => (said(body, 'LONG-JOB-OK') ? { text: 'The long job is done.' } : { text: 'ok' }));
+    const { client, turnId, ack } = await deferredJob(rig);
+    expect(ack).toMatchObject({ accepted: true, deferred_timeout: 120 });
+    await done(client, turnId);
+    await sleep(1000);
+    expect(client.all('tool_cancel')).toEqual([]);
+    const after = client.frames.length;
+    client.send({ type: 'tool_result', id: 'call_job', content: 'LONG-JOB-OK', outcome: 'succeeded', verified: true });
+    const narration = await nextTurn(client, after);
+    await done(client, narration);
+    expect(utteranceOf(client, narration)).toBe('The long job is done.');
+    expect(client.all('error')).toEqual([]);
+    finish(client, rig);
+  });
+});
+
 describe('refused deferrals', () => {
   it('not_deferrable: the call stays open and its result still counts', async () => {
     const rig = await start();

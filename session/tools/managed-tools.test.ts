@@ -268,6 +268,32 @@ describe('cancel_pending_job', () => {
     finish(client, rig);
   });
 
+  it('cancels a think_deeply job: offered while it runs, and its answer is never narrated', async () => {
+    const rig = await start({ LLM_DEEP_MODEL: 'deep-thinker' });
+    rig.fake.script((body: Body) => {
+      if (body.model === 'deep-thinker') return { hang: true };
+      const last = body.messages.at(-1);
+      if (last?.role === 'user' && last.content === 'think about it') return { toolCalls: [{ id: 'call_think', name: 'think_deeply', args: { question: 'q' } }] };
+      if (last?.role === 'user' && last.content === 'forget it') return { toolCalls: [{ id: 'call_cancel', name: 'cancel_pending_job', args: {} }] };
+      return { text: 'ok' };
+    });
+    const client = await open(rig);
+    const first = await ask(client, 'think about it');
+    await done(client, first.turnId);
+    await until(() => requests(rig).some((b) => b.model === 'deep-thinker'), 'the deep request');
+    const second = await ask(client, 'forget it');
+    await done(client, second.turnId);
+    const asked = requests(rig).filter((b) => b.model !== 'deep-thinker');
+    const cancelRound = asked.find((b) => b.messages.at(-1)?.content === 'forget it')!;
+    expect(toolNames(cancelRound)).toContain('cancel_pending_job');
+    const told = toolResult(asked.at(-1)!, 'call_cancel');
+    expect(told).toMatchObject({ outcome: 'succeeded', verified: true });
+    await sleep(300);
+    expect(client.all('turn')).toHaveLength(2);
+    expect(client.all('tool_cancel')).toEqual([]);
+    finish(client, rig);
+  });
+
   it('cancel_pending_job with no job → the model is told failed', async () => {
     const rig = await start();
     rig.fake.enqueue({ toolCalls: [{ id: 'call_cancel', name: 'cancel_pending_job', args: { job_id: 'job_nope' } }] }, { text: 'Nothing to cancel.' });

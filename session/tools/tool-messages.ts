@@ -19,16 +19,22 @@ const STILL_RUNNING = describeResolution({
  * answered "still running", and a result whose call is gone is dropped.
  */
 export function pairToolMessages(messages: readonly ChatMessage[]): ChatMessage[] {
-  const results = new Map<string, ChatMessage>();
-  for (const m of messages) if (m.role === 'tool' && !results.has(m.tool_call_id)) results.set(m.tool_call_id, m);
+  // Some backends number call ids per response (call_0, call_1...), so an id can come back in a
+  // later turn: results are matched to calls of the same id in order.
+  const results = new Map<string, ChatMessage[]>();
+  for (const m of messages) {
+    if (m.role !== 'tool') continue;
+    const queue = results.get(m.tool_call_id);
+    if (queue) queue.push(m);
+    else results.set(m.tool_call_id, [m]);
+  }
   const out: ChatMessage[] = [];
   for (const m of messages) {
     if (m.role === 'tool') continue;
     out.push(m);
     if (m.role !== 'assistant' || !m.tool_calls || m.tool_calls.length === 0) continue;
     for (const call of m.tool_calls) {
-      out.push(results.get(call.id) ?? { role: 'tool', tool_call_id: call.id, content: STILL_RUNNING });
-      results.delete(call.id);
+      out.push(results.get(call.id)?.shift() ?? { role: 'tool', tool_call_id: call.id, content: STILL_RUNNING });
     }
   }
   return out;

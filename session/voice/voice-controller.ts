@@ -38,12 +38,11 @@ export class VoiceController {
 
   constructor(
     private readonly host: VoiceHost,
+    inputRate: number,
     vad: VoiceActivityDetector,
     stt: SpeechToText,
   ) {
-    const audio = host.settings.audio;
-    if (!audio) throw new Error('voice session without audio settings');
-    this.input = new VoiceInput(audio.sr, endpointerOptions(host.settings.turnEndThreshold, host.settings.flow), vad, stt, {
+    this.input = new VoiceInput(inputRate, endpointerOptions(host.settings.turnEndThreshold, host.settings.flow), vad, stt, {
       onSpeechConfirmed: () => this.onSpeechConfirmed(),
       onEagerEnd: (transcript) => this.onEagerEnd(transcript),
       onSpeechResumed: () => this.onSpeechResumed(),

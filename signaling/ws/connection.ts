@@ -7,8 +7,11 @@ import { parseClientFrame } from '../frames/parse.ts';
 import type { StartFrame } from '../frames/start.ts';
 import type { Credential } from '../keys/credentials.ts';
 import type { RegisteredSession } from '../session-registry.ts';
-import { openSession } from './open-session.ts';
+import { prepareSession } from './open-session.ts';
 import { WebSocketTransport } from './ws-transport.ts';
+import { WebRtcSetup } from './webrtc-setup.ts';
+import type { WebRtcTransport } from '../../media/webrtc/webrtc-transport.ts';
+import type { Transport } from '../../session/transport.ts';
 
 export interface HandshakeAuth {
   token: string;
@@ -26,6 +29,10 @@ export class Connection implements RegisteredSession {
   private account = '';
   private resumeToken = '';
   private readonly transport: WebSocketTransport;
+  /** Where frames go: the socket, or the WebRTC transport once a call is connected. */
+  private frames: Transport;
+  private webrtc: WebRtcSetup | undefined;
+  private webrtcTransport: WebRtcTransport | undefined;
   private startTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   /** Frames that arrived while an asynchronous start was being opened. */
@@ -40,8 +47,12 @@ export class Connection implements RegisteredSession {
     private readonly handshake: HandshakeAuth | undefined,
   ) {
     this.transport = new WebSocketTransport(ws, server.config, (code, detail) => this.fail(code, detail));
+    this.frames = this.transport;
     ws.on('message', (data, isBinary) => this.onMessage(toBuffer(data), isBinary));
-    ws.on('close', (code) => this.teardown(code));
+    // A connected WebRTC call outlives its signaling socket (SPEC): only the peer ends it.
+    ws.on('close', (code) => {
+      if (!this.webrtc?.connected) this.teardown(code);
+    });
     ws.on('error', (err) => this.server.log.warn({ err: err.message }, 'websocket error'));
     if (server.draining) {
       this.fail('server_restarting', 'the server is restarting; reconnect shortly');
@@ -63,16 +74,31 @@ export class Connection implements RegisteredSession {
       if (bytes.length > this.server.config.MAX_FRAME_BYTES) {
         return this.sendError('frame_too_large', `frame of ${bytes.length} bytes exceeds MAX_FRAME_BYTES (${this.server.config.MAX_FRAME_BYTES})`);
       }
-      if (!this.session) return this.onFirstFrames(bytes, isBinary);
-      if (isBinary) return this.session.handleAudio(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-      const parsed = parseClientFrame(bytes.toString('utf8'));
-      if (!parsed.ok) return this.sendError(parsed.code, parsed.detail);
-      if (parsed.frame.type === 'start') return this.sendError('already_started', 'this connection already has a session; open a new socket for another');
-      this.session.handle(parsed.frame);
+      if (!this.session && !this.webrtc) return this.onFirstFrames(bytes, isBinary);
+      if (isBinary) {
+        if (this.webrtc) return this.sendError('invalid_frame', 'on the WebRTC transport microphone audio travels on the peer connection, not the socket');
+        return this.session!.handleAudio(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      }
+      this.onText(bytes.toString('utf8'));
     } catch (error) {
       this.server.log.error({ err: error instanceof Error ? error.stack : String(error), session_id: this.sessionId }, 'frame handling failed');
       this.fail('internal_error', 'internal error while handling a frame');
     }
+  }
+
+  /** A JSON frame from the socket or the control data channel. */
+  private onText(text: string): void {
+    const parsed = parseClientFrame(text);
+    if (!parsed.ok) return this.sendError(parsed.code, parsed.detail);
+    const frame = parsed.frame;
+    if (frame.type === 'start') return this.sendError('already_started', 'this connection already has a session; open a new socket for another');
+    if (frame.type === 'webrtc_offer') {
+      if (!this.webrtc) return this.sendError('unexpected_offer', 'webrtc_offer is only accepted after a start frame with transport kind webrtc');
+      void this.webrtc.offer(frame.sdp);
+      return;
+    }
+    if (!this.session) return this.sendError('not_ready', `${frame.type} arrived before ready; the call is still connecting`);
+    this.session.handle(frame);
   }
 
   private onFirstFrames(bytes: Buffer, isBinary: boolean): void {
@@ -92,29 +118,46 @@ export class Connection implements RegisteredSession {
   }
 
   private async onStart(start: StartFrame): Promise<void> {
-    const opened = await openSession(this.server, this.handshake, start, this.transport);
-    if (this.ended) {
-      if (opened.ok) opened.session.close();
-      return;
-    }
-    if (!opened.ok) {
+    const prepared = await prepareSession(this.server, this.handshake, start);
+    if (this.ended) return;
+    if (!prepared.ok) {
       // A failed resume leaves the socket open: the client may start fresh on it.
-      if (opened.code === 'resume_failed') return this.sendError(opened.code, opened.detail);
-      return this.fail(opened.code, opened.detail);
+      if (prepared.code === 'resume_failed') return this.sendError(prepared.code, prepared.detail);
+      return this.fail(prepared.code, prepared.detail);
     }
     this.sessionId = start.session_id;
-    if (!this.server.sessions.tryAdd(this)) {
-      opened.session.close();
-      return this.fail('server_busy', 'the server is at MAX_SESSIONS; retry later');
-    }
+    if (!this.server.sessions.tryAdd(this)) return this.fail('server_busy', 'the server is at MAX_SESSIONS; retry later');
     this.registered = true;
     clearTimeout(this.startTimer);
-    this.session = opened.session;
-    this.account = opened.credential.account;
-    if (opened.credential.kind === 'scoped') this.armExpiry(opened.credential.expiresAt);
-    this.session.log.info({ modality: this.session.settings.modality, key_kind: opened.credential.kind, resumed: opened.resumed }, 'session started');
-    this.resumeToken = randomId('rt', 32);
-    this.session.begin(this.resumeToken);
+    this.account = prepared.credential.account;
+    if (prepared.credential.kind === 'scoped') this.armExpiry(prepared.credential.expiresAt);
+    const begin = (session: Session): void => {
+      this.session = session;
+      session.log.info({ modality: session.settings.modality, transport: this.webrtc ? 'webrtc' : 'websocket', key_kind: prepared.credential.kind, resumed: prepared.resumed }, 'session started');
+      this.resumeToken = randomId('rt', 32);
+      session.begin(this.resumeToken);
+    };
+    if (start.transport?.kind !== 'webrtc') return begin(prepared.build(this.transport));
+    // WebRTC: ready waits until the peer is connected, so the greeting is never spoken into a
+    // call that cannot carry it yet.
+    this.webrtc = new WebRtcSetup(this.server, start.session_id, prepared, this.transport, {
+      sendError: (code, detail) => this.sendError(code, detail),
+      onSession: (session, transport) => {
+        clearTimeout(this.startTimer);
+        this.frames = transport;
+        this.webrtcTransport = transport;
+        begin(session);
+      },
+      onControl: (text) => {
+        try {
+          this.onText(text);
+        } catch (error) {
+          this.server.log.error({ err: error instanceof Error ? error.stack : String(error) }, 'control frame handling failed');
+        }
+      },
+      onGone: () => this.teardown(this.webrtcTransport?.closeCode ?? 1006),
+    });
+    this.startTimer = setTimeout(() => this.fail('start_timeout', 'the WebRTC call did not connect in time'), this.server.config.START_TIMEOUT_MS * 3);
   }
 
   /** SPEC: expiry also ends a connection still using the key (and the call stays resumable). */
@@ -124,7 +167,7 @@ export class Connection implements RegisteredSession {
   }
 
   private sendError(code: WsErrorCode, detail: string): void {
-    this.transport.sendFrame({ type: 'error', code, detail, retryable: WS_ERRORS[code].retryable });
+    this.frames.sendFrame({ type: 'error', code, detail, retryable: WS_ERRORS[code].retryable });
   }
 
   /** A fatal error: the frame, then the close code documented for it. */
@@ -134,7 +177,7 @@ export class Connection implements RegisteredSession {
     this.sendError(code, detail);
     const spec = WS_ERRORS[code];
     const closeCode = 'close' in spec ? spec.close : 1011;
-    this.transport.close(closeCode, code);
+    this.frames.close(closeCode, code);
     this.teardown(closeCode);
   }
 
@@ -143,6 +186,7 @@ export class Connection implements RegisteredSession {
     this.ended = true;
     clearTimeout(this.startTimer);
     clearTimeout(this.expiryTimer);
+    if (!this.session) this.webrtc?.close();
     const session = this.session;
     if (session) {
       // 1000 is a clean end (the client closed, or the call ended): nothing to resume.

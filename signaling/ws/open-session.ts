@@ -10,19 +10,25 @@ import type { Credential } from '../keys/credentials.ts';
 import { authenticateStart } from './authenticate.ts';
 import type { HandshakeAuth } from './connection.ts';
 
-export type OpenResult =
-  | { ok: true; session: Session; credential: Credential; resumed: boolean }
-  | { ok: false; code: WsErrorCode; detail: string };
+export interface PreparedSession {
+  ok: true;
+  credential: Credential;
+  settings: SessionSettings;
+  resumed: boolean;
+  /** Builds the session on its transport; `media` overrides the pipeline's formats (WebRTC). */
+  build(transport: Transport, media?: SessionDeps['media']): Session;
+}
+
+export type PrepareResult = PreparedSession | { ok: false; code: WsErrorCode; detail: string };
 
 /**
  * Everything between a valid start frame and a live Session: feature checks, authentication,
  * the resume token, and the session's dependencies. Checks run in the order a client can fix
  * them; `resume_failed` is the one refusal that leaves the socket open for a fresh start.
  */
-export async function openSession(server: ServerContext, handshake: HandshakeAuth | undefined, start: StartFrame, transport: Transport): Promise<OpenResult> {
+export async function prepareSession(server: ServerContext, handshake: HandshakeAuth | undefined, start: StartFrame): Promise<PrepareResult> {
   const { config } = server;
   const mode = start.mode;
-  if (start.transport?.kind === 'webrtc') return { ok: false, code: 'unsupported_transport', detail: 'the WebRTC transport is not available on this server; use the WebSocket transport' };
   const tools = mode.tools === undefined ? undefined : validateTools(mode.tools, { webSearch: mode.web_search ?? false, endCall: mode.end_call ?? false });
   if (tools && !tools.ok) return { ok: false, code: 'invalid_tools', detail: tools.detail };
   const auth = authenticateStart(server, handshake, start.api_key, start.session_id);
@@ -50,8 +56,10 @@ export async function openSession(server: ServerContext, handshake: HandshakeAut
     return { ok: false, code: 'voice_unavailable', detail: `voice sessions are not available on this server: ${server.voice.reason}; text sessions still work` };
   }
 
+  const build = (transport: Transport, media?: SessionDeps['media']): Session => {
   const deps: SessionDeps = {
     transport,
+    ...(media ? { media } : {}),
     llm: server.llm,
     voices: server.voices,
     log: server.log.child({ session_id: start.session_id, account: auth.credential.account }),
@@ -68,5 +76,7 @@ export async function openSession(server: ServerContext, handshake: HandshakeAut
   };
   const session = new Session(start.session_id, settings, deps);
   if (restored) session.restore(restored);
-  return { ok: true, session, credential: auth.credential, resumed: restored !== undefined };
+  return session;
+  };
+  return { ok: true, credential: auth.credential, settings, resumed: restored !== undefined, build };
 }

@@ -1,0 +1,147 @@
+import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type RTCDataChannel } from 'werift';
+import { randomInt } from 'node:crypto';
+import { JitterBuffer } from './jitter-buffer.ts';
+import { OPUS_FRAME_SAMPLES, OpusFrameDecoder, OpusFrameEncoder } from './opus.ts';
+
+export interface IceServerEntry {
+  urls: string | string[];
+  username?: string;
+  credential?: string;
+}
+
+export interface ServerPeerOptions {
+  iceServers: IceServerEntry[];
+  /** Extra host addresses to gather on (loopback for local tests, a public IP bound here). */
+  additionalHostAddresses: string[];
+  portRange: [number, number] | undefined;
+  /** Decoded uplink audio: PCM16 mono 48 kHz, one 20 ms frame at a time. */
+  onAudio(frame: Int16Array): void;
+  /** A text message on the `control` data channel. */
+  onControl(text: string): void;
+  onControlOpen(): void;
+  onConnected(): void;
+  /** The peer connection failed or closed. */
+  onGone(): void;
+}
+
+export class OfferError extends Error {
+  override name = 'OfferError';
+}
+
+/**
+ * The server's side of one WebRTC call (werift): answers the client's offer, decodes uplink
+ * Opus through a small jitter buffer, encodes and sends downlink frames as RTP (sequence and
+ * timestamp are ours: +960 per 20 ms), and carries the `control` data channel.
+ */
+export class ServerPeer {
+  private readonly pc: RTCPeerConnection;
+  private readonly track = new MediaStreamTrack({ kind: 'audio' });
+  private readonly encoder = new OpusFrameEncoder();
+  private readonly decoder = new OpusFrameDecoder();
+  private readonly jitter = new JitterBuffer(3);
+  private control: RTCDataChannel | undefined;
+  private payloadType = 111;
+  private sequence = randomInt(0, 0xffff);
+  private timestamp = randomInt(0, 0x7fffffff);
+  private connected = false;
+  private closed = false;
+  packetsSent = 0;
+  packetsReceived = 0;
+
+  constructor(private readonly options: ServerPeerOptions) {
+    this.pc = new RTCPeerConnection({
+      codecs: { audio: [new RTCRtpCodecParameters({ mimeType: 'audio/opus', clockRate: 48000, channels: 2 })] },
+      // An empty list, not the default: gathering must not wait on an unreachable STUN server.
+      iceServers: options.iceServers.flatMap((s) => (Array.isArray(s.urls) ? s.urls : [s.urls]).map((urls) => ({ urls, username: s.username, credential: s.credential }))),
+      iceAdditionalHostAddresses: options.additionalHostAddresses,
+      icePortRange: options.portRange,
+    });
+    this.pc.onDataChannel.subscribe((channel) => {
+      if (channel.label !== 'control') return;
+      this.control = channel;
+      channel.onMessage.subscribe((data) => options.onControl(typeof data === 'string' ? data : Buffer.from(data).toString('utf8')));
+      if (channel.readyState === 'open') options.onControlOpen();
+      else channel.stateChanged.subscribe((state) => state === 'open' && options.onControlOpen());
+    });
+    this.pc.onTrack.subscribe((track) => {
+      track.onReceiveRtp.subscribe((rtp) => this.onRtp(rtp.header.sequenceNumber, rtp.payload));
+    });
+    this.pc.connectionStateChange.subscribe((state) => {
+      if (state === 'connected' && !this.connected) {
+        this.connected = true;
+        options.onConnected();
+      } else if ((state === 'failed' || state === 'closed' || state === 'disconnected') && !this.closed) {
+        if (state === 'disconnected') return;
+        this.closed = true;
+        options.onGone();
+      }
+    });
+  }
+
+  get controlOpen(): boolean {
+    return this.control?.readyState === 'open';
+  }
+
+  /** Applies the offer and returns the answer SDP once gathering is complete. */
+  async answer(sdp: string): Promise<string> {
+    if (!/^m=audio /m.test(sdp)) throw new OfferError('the offer has no audio section (m=audio)');
+    await this.decoder.ready;
+    try {
+      await this.pc.setRemoteDescription({ type: 'offer', sdp });
+    } catch (error) {
+      throw new OfferError(`the offer could not be applied: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    this.pc.addTrack(this.track);
+    await this.pc.setLocalDescription(await this.pc.createAnswer());
+    await this.gathered();
+    const transceiver = this.pc.getTransceivers().find((t) => t.kind === 'audio');
+    this.payloadType = transceiver?.codecs.find((c) => c.mimeType.toLowerCase() === 'audio/opus')?.payloadType ?? this.payloadType;
+    const local = this.pc.localDescription?.sdp;
+    if (!local) throw new OfferError('no answer could be made for this offer');
+    return local;
+  }
+
+  /** One 20 ms frame of 48 kHz PCM → one Opus RTP packet. */
+  sendFrame(frame: Int16Array): void {
+    if (!this.connected || this.closed) return;
+    const packet = this.encoder.encode(frame);
+    const header = new RtpHeader({ payloadType: this.payloadType, sequenceNumber: this.sequence, timestamp: this.timestamp, marker: this.packetsSent === 0 });
+    this.track.writeRtp(new RtpPacket(header, Buffer.from(packet)));
+    this.sequence = (this.sequence + 1) & 0xffff;
+    this.timestamp = (this.timestamp + OPUS_FRAME_SAMPLES) >>> 0;
+    this.packetsSent += 1;
+  }
+
+  sendControl(text: string): boolean {
+    if (!this.controlOpen) return false;
+    this.control!.send(text);
+    return true;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.decoder.free();
+    await this.pc.close().catch(() => undefined);
+  }
+
+  private onRtp(sequence: number, payload: Buffer): void {
+    this.packetsReceived += 1;
+    for (const released of this.jitter.push(sequence, payload)) {
+      const pcm = released.kind === 'packet' ? this.decoder.decode(released.payload) : new Int16Array(OPUS_FRAME_SAMPLES);
+      if (pcm.length > 0) this.options.onAudio(pcm);
+    }
+  }
+
+  private gathered(): Promise<void> {
+    if (this.pc.iceGatheringState === 'complete') return Promise.resolve();
+    return new Promise((resolve) => {
+      const { unSubscribe } = this.pc.iceGatheringStateChange.subscribe((state) => {
+        if (state === 'complete') {
+          unSubscribe();
+          resolve();
+        }
+      });
+    });
+  }
+}

@@ -1,0 +1,80 @@
+import type { ServerFrame } from '../../signaling/frames/server.ts';
+import type { Transport } from '../../session/transport.ts';
+import { sharedPacerClock, type Ticking } from '../pacer-clock.ts';
+import { Pcm16Reader } from '../pcm.ts';
+import { BackgroundBed } from './background-bed.ts';
+import { OPUS_FRAME_SAMPLES } from './opus.ts';
+import type { ServerPeer } from './server-peer.ts';
+
+/** The signaling socket, while it lasts: frames fall back to it until `control` opens. */
+export interface SignalingLink {
+  readonly open: boolean;
+  sendFrame(frame: ServerFrame): void;
+  close(code: number, reason: string): void;
+}
+
+/**
+ * The session core's Transport over a WebRTC call. Frames go on the `control` data channel once
+ * it is open, otherwise on the signaling socket. Audio arrives as 20 ms PCM16 frames at 48 kHz
+ * (the session is configured for that on this transport) and leaves as Opus RTP; with the
+ * background bed on, the bed is mixed under speech and fills the silences, so RTP flows for the
+ * whole call.
+ */
+export class WebRtcTransport implements Transport, Ticking {
+  private readonly reader = new Pcm16Reader();
+  private readonly bed: BackgroundBed | undefined;
+  private lastFrameAt = 0;
+  private closed = false;
+  /** The close code the server chose, if it ended the call (the peer's own end has none). */
+  closeCode: number | undefined;
+
+  constructor(
+    private readonly peer: ServerPeer,
+    private readonly signaling: SignalingLink,
+    backgroundAudio: boolean,
+  ) {
+    if (backgroundAudio) {
+      this.bed = new BackgroundBed();
+      this.lastFrameAt = performance.now();
+      sharedPacerClock.add(this);
+    }
+  }
+
+  sendFrame(frame: ServerFrame): void {
+    if (this.closed) return;
+    const text = JSON.stringify(frame);
+    if (!this.peer.sendControl(text) && this.signaling.open) this.signaling.sendFrame(frame);
+  }
+
+  sendAudio(bytes: Uint8Array): void {
+    if (this.closed) return;
+    const frame = this.reader.read(bytes);
+    if (frame.length !== OPUS_FRAME_SAMPLES) return;
+    this.bed?.mixInto(frame);
+    this.peer.sendFrame(frame);
+    this.lastFrameAt = performance.now();
+  }
+
+  /** Bed-only frames whenever no speech frame went out for a frame period. */
+  tick(now: number): void {
+    if (!this.bed || this.closed) return;
+    while (now - this.lastFrameAt >= 20) {
+      const frame = new Int16Array(OPUS_FRAME_SAMPLES);
+      this.bed.mixInto(frame);
+      this.peer.sendFrame(frame);
+      this.lastFrameAt += 20;
+    }
+  }
+
+  /** `bye` on the control channel just before the peer connection closes. */
+  close(code: number, reason: string): void {
+    if (this.closed) return;
+    this.peer.sendControl(JSON.stringify({ type: 'bye', code, ...(reason ? { reason } : {}) }));
+    this.closed = true;
+    this.closeCode = code;
+    sharedPacerClock.remove(this);
+    // Give the data channel a moment to flush the bye before the transport goes.
+    setTimeout(() => void this.peer.close(), 100);
+    if (this.signaling.open) this.signaling.close(code, reason);
+  }
+}

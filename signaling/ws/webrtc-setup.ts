@@ -1,0 +1,85 @@
+import { OfferError, ServerPeer } from '../../media/webrtc/server-peer.ts';
+import { WebRtcTransport, type SignalingLink } from '../../media/webrtc/webrtc-transport.ts';
+import type { Session } from '../../session/session.ts';
+import type { ServerContext } from '../context.ts';
+import type { WsErrorCode } from '../errors.ts';
+import { iceServersFor } from '../ice-servers.ts';
+import type { PreparedSession } from './open-session.ts';
+
+export interface WebRtcHooks {
+  sendError(code: WsErrorCode, detail: string): void;
+  /** The call is connected and its session built: the connection takes it over. */
+  onSession(session: Session, transport: WebRtcTransport): void;
+  /** Uplink control text from the data channel. */
+  onControl(text: string): void;
+  /** The peer connection failed or closed. */
+  onGone(): void;
+}
+
+/**
+ * Signaling for one WebRTC call (SPEC): webrtc_ice right after start, then one offer answered
+ * with webrtc_answer; once the peer is connected the session is built on the WebRTC transport
+ * and `ready` is sent. A malformed offer or one without audio is refused and another may be
+ * sent; a second offer after a successful one is refused.
+ */
+export class WebRtcSetup {
+  private peer: ServerPeer | undefined;
+  private answered = false;
+  private session: Session | undefined;
+
+  constructor(
+    private readonly server: ServerContext,
+    private readonly sessionId: string,
+    private readonly prepared: PreparedSession,
+    private readonly signaling: SignalingLink,
+    private readonly hooks: WebRtcHooks,
+  ) {
+    this.signaling.sendFrame({ type: 'webrtc_ice', ice_servers: iceServersFor(server.config, sessionId) });
+  }
+
+  get connected(): boolean {
+    return this.session !== undefined;
+  }
+
+  async offer(sdp: string): Promise<void> {
+    if (this.answered || this.peer) {
+      return this.hooks.sendError('invalid_offer', 'an offer was already received for this call; one offer per call');
+    }
+    const { config } = this.server;
+    const peer = new ServerPeer({
+      // STUN only: the server has its own address; TURN relays are for clients behind NAT, and an
+      // unreachable entry here would stall gathering.
+      iceServers: iceServersFor(config, this.sessionId).filter((s) => s.username === undefined),
+      additionalHostAddresses: ['127.0.0.1', ...(config.WEBRTC_PUBLIC_IP ? [config.WEBRTC_PUBLIC_IP] : [])],
+      portRange: config.WEBRTC_PORT_MIN && config.WEBRTC_PORT_MAX ? [config.WEBRTC_PORT_MIN, config.WEBRTC_PORT_MAX] : undefined,
+      onAudio: (frame) => this.session?.handlePcm(frame),
+      onControl: (text) => this.hooks.onControl(text),
+      onControlOpen: () => undefined,
+      onConnected: () => this.onConnected(peer),
+      onGone: () => this.hooks.onGone(),
+    });
+    this.peer = peer;
+    let answer: string;
+    try {
+      answer = await peer.answer(sdp);
+    } catch (error) {
+      this.peer = undefined;
+      void peer.close();
+      const detail = error instanceof OfferError ? error.message : 'the offer could not be answered';
+      return this.hooks.sendError('invalid_offer', `${detail}; send a corrected webrtc_offer`);
+    }
+    this.answered = true;
+    this.signaling.sendFrame({ type: 'webrtc_answer', sdp: answer });
+  }
+
+  close(): void {
+    void this.peer?.close();
+  }
+
+  private onConnected(peer: ServerPeer): void {
+    const transport = new WebRtcTransport(peer, this.signaling, this.prepared.settings.backgroundAudio);
+    // Opus at 48 kHz both ways; the session sees plain PCM16.
+    this.session = this.prepared.build(transport, { inputRate: 48000, outputRate: 48000, encoding: 'pcm16' });
+    this.hooks.onSession(this.session, transport);
+  }
+}

@@ -86,6 +86,8 @@ export const ConfigSchema = z.object({
   TURN_TTL_S: positiveInt.default(3600),
   /** WebRTC: an extra address to offer as a host candidate (a public IP bound on this machine). */
   WEBRTC_PUBLIC_IP: z.string().optional(),
+  /** WebRTC: connect over 127.0.0.1 pairs only (tests, single-machine setups). */
+  WEBRTC_LOOPBACK_ONLY: flag.default(false),
   WEBRTC_PORT_MIN: z.coerce.number().int().min(1024).max(65535).optional(),
   WEBRTC_PORT_MAX: z.coerce.number().int().min(1024).max(65535).optional(),
 

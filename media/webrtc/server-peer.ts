@@ -1,6 +1,7 @@
 import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type RTCDataChannel } from 'werift';
 import { randomInt } from 'node:crypto';
 import { JitterBuffer } from './jitter-buffer.ts';
+import { unifyBundleCredentials } from './offer-sdp.ts';
 import { OPUS_FRAME_SAMPLES, OpusFrameDecoder, OpusFrameEncoder } from './opus.ts';
 
 export interface IceServerEntry {
@@ -14,6 +15,8 @@ export interface ServerPeerOptions {
   /** Extra host addresses to gather on (loopback for local tests, a public IP bound here). */
   additionalHostAddresses: string[];
   portRange: [number, number] | undefined;
+  /** Use only loopback candidate pairs (tests and single-machine setups). */
+  loopbackOnly?: boolean;
   /** Decoded uplink audio: PCM16 mono 48 kHz, one 20 ms frame at a time. */
   onAudio(frame: Int16Array): void;
   /** A text message on the `control` data channel. */
@@ -55,6 +58,7 @@ export class ServerPeer {
       iceServers: options.iceServers.flatMap((s) => (Array.isArray(s.urls) ? s.urls : [s.urls]).map((urls) => ({ urls, username: s.username, credential: s.credential }))),
       iceAdditionalHostAddresses: options.additionalHostAddresses,
       icePortRange: options.portRange,
+      ...(options.loopbackOnly ? { iceFilterCandidatePair: loopbackPair } : {}),
     });
     this.pc.onDataChannel.subscribe((channel) => {
       if (channel.label !== 'control') return;
@@ -87,7 +91,7 @@ export class ServerPeer {
     if (!/^m=audio /m.test(sdp)) throw new OfferError('the offer has no audio section (m=audio)');
     await this.decoder.ready;
     try {
-      await this.pc.setRemoteDescription({ type: 'offer', sdp });
+      await this.pc.setRemoteDescription({ type: 'offer', sdp: unifyBundleCredentials(sdp) });
     } catch (error) {
       throw new OfferError(`the offer could not be applied: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -144,4 +148,9 @@ export class ServerPeer {
       });
     });
   }
+}
+
+/** Keeps connectivity checks on 127.0.0.1 at both ends. */
+export function loopbackPair(pair: { remoteCandidate: { host: string }; protocol: { localCandidate?: { host: string } } }): boolean {
+  return pair.remoteCandidate.host === '127.0.0.1' && pair.protocol.localCandidate?.host === '127.0.0.1';
 }

@@ -8,7 +8,7 @@ import { peakOf } from '../pcm.ts';
 
 let t: TestServer;
 beforeAll(async () => {
-  t = await startTestServer({ LOCAL_LLM_WORD_DELAY_MS: '10', STUN_URLS: '', TURN_URLS: 'turn:127.0.0.1:3478', TURN_SECRET: 'a-very-long-shared-secret' });
+  t = await startTestServer({ LOCAL_LLM_WORD_DELAY_MS: '10', STUN_URLS: '', TURN_URLS: 'turn:127.0.0.1:3478', TURN_SECRET: 'a-very-long-shared-secret', WEBRTC_LOOPBACK_ONLY: '1' });
 });
 afterAll(async () => {
   await t.stop();
@@ -58,6 +58,16 @@ describe('WebRTC transport', () => {
     expect(peer.received.length).toBeGreaterThan(before + 20);
     peer.assertProtocol();
     await peer.close();
+  });
+
+  it('hears speech through 10% uplink packet loss: the endpointer never stalls', async () => {
+    const { ws, peer } = await call({ greeting: false });
+    await Promise.race([ws.waitFor('ready', () => true, 8000), peer.waitFor('ready')]);
+    await peer.stream(concat(roomTone(300, 48000), loadFixture('weather.wav', 48000), roomTone(1200, 48000)), { drop: (n) => n % 10 === 5 });
+    const asr = await peer.waitFor('asr', () => true, 10000).catch(() => ws.waitFor('asr'));
+    expect(asr.text).toContain('weather');
+    await peer.close();
+    ws.close();
   });
 
   it('control frames travel on the data channel; wrap_up ends the call with bye {code:1000, reason:"idle"}', async () => {

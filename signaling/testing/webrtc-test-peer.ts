@@ -1,6 +1,7 @@
 import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type RTCDataChannel } from 'werift';
 import { OpusFrameDecoder, OpusFrameEncoder, OPUS_FRAME_SAMPLES } from '../../media/webrtc/opus.ts';
 import { ServerFrame } from '../frames/server.ts';
+import { loopbackPair } from '../../media/webrtc/server-peer.ts';
 
 type Frame = ServerFrame;
 
@@ -28,6 +29,7 @@ export class WebRtcTestPeer {
       codecs: { audio: [new RTCRtpCodecParameters({ mimeType: 'audio/opus', clockRate: 48000, channels: 2 })] },
       iceServers: iceServers.flatMap((s) => (Array.isArray(s.urls) ? s.urls : [s.urls]).map((urls) => ({ urls }))),
       iceAdditionalHostAddresses: ['127.0.0.1'],
+      iceFilterCandidatePair: loopbackPair,
     });
     const transceiver = this.pc.addTransceiver(this.track, { direction: 'sendrecv' });
     transceiver.onTrack.subscribe((track) =>

@@ -51,6 +51,7 @@ export class WebRtcSetup {
       // unreachable entry here would stall gathering.
       iceServers: iceServersFor(config, this.sessionId).filter((s) => s.username === undefined),
       additionalHostAddresses: ['127.0.0.1', ...(config.WEBRTC_PUBLIC_IP ? [config.WEBRTC_PUBLIC_IP] : [])],
+      loopbackOnly: config.WEBRTC_LOOPBACK_ONLY,
       portRange: config.WEBRTC_PORT_MIN && config.WEBRTC_PORT_MAX ? [config.WEBRTC_PORT_MIN, config.WEBRTC_PORT_MAX] : undefined,
       onAudio: (frame) => this.session?.handlePcm(frame),
       onControl: (text) => this.hooks.onControl(text),

@@ -1,0 +1,88 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { JitterBuffer } from './jitter-buffer.ts';
+import { unifyBundleCredentials } from './offer-sdp.ts';
+import { BackgroundBed, BED_LEVEL_DBFS } from './background-bed.ts';
+import { OpusFrameDecoder, OpusFrameEncoder } from './opus.ts';
+import { rmsDbfs } from '../pcm.ts';
+import { iceServersFor } from '../../signaling/ice-servers.ts';
+import { loadConfig } from '../../signaling/config.ts';
+
+const p = (n: number) => new Uint8Array([n]);
+const kinds = (out: ReturnType<JitterBuffer['push']>) => out.map((r) => (r.kind === 'packet' ? r.payload[0] : 'lost'));
+
+describe('jitter buffer', () => {
+  it('releases in order, reorders late packets, fills a lost one with silence and drops stale ones', () => {
+    const jb = new JitterBuffer(3);
+    expect(kinds(jb.push(10, p(10)))).toEqual([10]);
+    expect(kinds(jb.push(12, p(12)))).toEqual([]);
+    expect(kinds(jb.push(11, p(11)))).toEqual([11, 12]);
+    // 13 never arrives: after three newer packets it is given up as lost.
+    expect(kinds(jb.push(14, p(14)))).toEqual([]);
+    expect(kinds(jb.push(15, p(15)))).toEqual([]);
+    expect(kinds(jb.push(16, p(16)))).toEqual(['lost', 14, 15, 16]);
+    expect(kinds(jb.push(13, p(13)))).toEqual([]);
+  });
+
+  it('wraps around the 16-bit sequence space', () => {
+    const jb = new JitterBuffer(3);
+    expect(kinds(jb.push(65534, p(1)))).toEqual([1]);
+    expect(kinds(jb.push(65535, p(2)))).toEqual([2]);
+    expect(kinds(jb.push(0, p(3)))).toEqual([3]);
+  });
+});
+
+describe('offer fix-ups', () => {
+  it('gives every bundled m-line the first one\'s ICE credentials', () => {
+    const offer = ['v=0', 'a=group:BUNDLE 0 1', 'm=audio 9 UDP 111', 'a=mid:0', 'a=ice-ufrag:AAAA', 'a=ice-pwd:aaaa', 'm=application 9 DTLS/SCTP 5000', 'a=mid:1', 'a=ice-ufrag:BBBB', 'a=ice-pwd:bbbb', ''].join('\r\n');
+    const fixed = unifyBundleCredentials(offer);
+    expect(fixed.match(/a=ice-ufrag:AAAA/g)).toHaveLength(2);
+    expect(fixed).not.toContain('BBBB');
+    expect(fixed.split('\r\n')).toHaveLength(offer.split('\r\n').length);
+  });
+
+  it('leaves an offer without BUNDLE untouched', () => {
+    const offer = 'v=0\r\nm=audio 9 UDP 111\r\na=ice-ufrag:X\r\n';
+    expect(unifyBundleCredentials(offer)).toBe(offer);
+  });
+});
+
+describe('ICE servers', () => {
+  it('hands out STUN and TURN REST credentials coturn accepts (username expiry:session, HMAC-SHA1)', () => {
+    const config = loadConfig({ STUN_URLS: 'stun:stun.example.org:3478', TURN_URLS: 'turn:turn.example.org:3478?transport=udp, turns:turn.example.org:5349', TURN_SECRET: 'a-shared-secret-of-length', TURN_TTL_S: '600' });
+    const now = 1_700_000_000_000;
+    const servers = iceServersFor(config, 'sess-1', now);
+    expect(servers[0]).toEqual({ urls: ['stun:stun.example.org:3478'] });
+    const turn = servers[1]!;
+    expect(turn.urls).toEqual(['turn:turn.example.org:3478?transport=udp', 'turns:turn.example.org:5349']);
+    expect(turn.username).toBe(`${1_700_000_000 + 600}:sess-1`);
+    expect(turn.credential).toBe(createHmac('sha1', 'a-shared-secret-of-length').update(turn.username!).digest('base64'));
+  });
+
+  it('hands out nothing when nothing is configured', () => {
+    expect(iceServersFor(loadConfig({}), 's')).toEqual([]);
+  });
+});
+
+describe('background bed and Opus', () => {
+  it('the bed sits at its documented level', () => {
+    const samples = new Int16Array(48000 * 5);
+    new BackgroundBed().mixInto(samples);
+    expect(Math.abs(rmsDbfs(samples) - BED_LEVEL_DBFS)).toBeLessThan(3);
+  });
+
+  it('an Opus round trip keeps a tone', async () => {
+    const encoder = new OpusFrameEncoder();
+    const decoder = new OpusFrameDecoder();
+    await decoder.ready;
+    let last = new Int16Array(0);
+    for (let k = 0; k < 10; k += 1) {
+      const frame = new Int16Array(960);
+      for (let i = 0; i < 960; i += 1) frame[i] = Math.round(8000 * Math.sin((2 * Math.PI * 440 * (k * 960 + i)) / 48000));
+      last = decoder.decode(encoder.encode(frame));
+    }
+    expect(last.length).toBe(960);
+    expect(rmsDbfs(last)).toBeGreaterThan(-20);
+    decoder.free();
+  });
+});

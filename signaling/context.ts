@@ -9,6 +9,7 @@ import type { TextToSpeech } from '../session/providers/tts.ts';
 import type { VoiceActivityDetector } from '../media/vad.ts';
 import type { WebSearch } from '../session/providers/search.ts';
 import type { ResumeStash } from '../session/resume/resume-stash.ts';
+import type { OneShotStore } from './one-shot-store.ts';
 
 /** The voice pipeline's providers, or why voice sessions cannot run here. */
 export type VoiceProviders =
@@ -28,6 +29,7 @@ export interface ServerContext {
   search: WebSearch | undefined;
   /** Dropped conversations waiting for their resume token. */
   stash: ResumeStash;
+  oneShots: OneShotStore;
   /** True once SIGTERM (or stop()) began draining: no new sessions. */
   draining: boolean;
 }

@@ -15,6 +15,7 @@ import type { VoiceProviders } from './context.ts';
 import { catalogOf, FLITE_VOICES } from '../session/providers/voices.ts';
 import { SearxngSearch } from '../session/providers/searxng-search.ts';
 import { MemoryResumeStash, type ResumeStash } from '../session/resume/resume-stash.ts';
+import { OneShotStore } from './one-shot-store.ts';
 
 export interface RunningServer {
   /** http://host:port */
@@ -51,6 +52,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     voice,
     search: config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL) : undefined,
     stash: overrides.stash ?? new MemoryResumeStash(),
+    oneShots: new OneShotStore(config.DATA_DIR),
     draining: false,
   };
   const http = createServer(createHttpApp(context).callback());

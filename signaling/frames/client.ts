@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonValue, ToolChoice, WireId } from './common.ts';
+import { JsonValue, SessionId, ToolChoice, WireId } from './common.ts';
 import { StartFrame } from './start.ts';
 
 /**
@@ -95,6 +95,21 @@ export const ConfirmToolPermissionFrame = frame('confirm_tool_permission', {
 });
 export const WrapUpFrame = frame('wrap_up', { reason: z.string().max(200).optional() });
 
+/** One-shot frames: the only frame on their own socket (sendFeedback / sendClientError). */
+const OneShotAuth = { session_id: SessionId, api_key: z.string().min(1).max(2048).optional() };
+export const FeedbackFrame = frame('feedback', {
+  ...OneShotAuth,
+  rating: z.union([z.number().int().min(1).max(5), z.enum(['up', 'down'])]),
+  text: z.string().max(4000).optional(),
+  device: z.string().max(256).optional(),
+  browser: z.string().max(512).optional(),
+});
+export const ClientErrorFrame = frame('client_error', {
+  ...OneShotAuth,
+  detail: z.string().min(1).max(4000),
+  context: z.record(z.string(), z.unknown()).optional(),
+});
+
 export const ClientFrame = z.discriminatedUnion('type', [
   StartFrame,
   ResetFrame,
@@ -117,6 +132,8 @@ export const ClientFrame = z.discriminatedUnion('type', [
   InjectContextFrame,
   ConfirmToolPermissionFrame,
   WrapUpFrame,
+  FeedbackFrame,
+  ClientErrorFrame,
 ]);
 export type ClientFrame = z.infer<typeof ClientFrame>;
 export type ClientFrameType = ClientFrame['type'];

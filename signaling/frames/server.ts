@@ -135,6 +135,9 @@ export const WebrtcAnswerFrame = closed('webrtc_answer', {
 });
 export const ByeFrame = closed('bye', { code: z.number().int(), reason: z.string().optional() });
 
+export const FeedbackAckFrame = closed('feedback_ack', { id: z.string() });
+export const ClientErrorAckFrame = closed('client_error_ack', { id: z.string() });
+
 export const ServerFrame = z.discriminatedUnion('type', [
   ReadyFrame,
   SilentMicFrame,
@@ -163,6 +166,8 @@ export const ServerFrame = z.discriminatedUnion('type', [
   WebrtcIceFrame,
   WebrtcAnswerFrame,
   ByeFrame,
+  FeedbackAckFrame,
+  ClientErrorAckFrame,
 ]);
 export type ServerFrame = z.infer<typeof ServerFrame>;
 export type ServerFrameOf<T extends ServerFrame['type']> = Extract<ServerFrame, { type: T }>;

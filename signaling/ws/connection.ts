@@ -8,6 +8,8 @@ import type { StartFrame } from '../frames/start.ts';
 import type { Credential } from '../keys/credentials.ts';
 import type { RegisteredSession } from '../session-registry.ts';
 import { prepareSession } from './open-session.ts';
+import { acceptOneShot } from './one-shot.ts';
+import type { ClientFrameOf } from '../frames/client.ts';
 import { WebSocketTransport } from './ws-transport.ts';
 import { WebRtcSetup } from './webrtc-setup.ts';
 import type { WebRtcTransport } from '../../media/webrtc/webrtc-transport.ts';
@@ -92,6 +94,9 @@ export class Connection implements RegisteredSession {
     if (!parsed.ok) return this.sendError(parsed.code, parsed.detail);
     const frame = parsed.frame;
     if (frame.type === 'start') return this.sendError('already_started', 'this connection already has a session; open a new socket for another');
+    if (frame.type === 'feedback' || frame.type === 'client_error') {
+      return this.sendError('invalid_frame', `${frame.type} goes on a socket of its own as the first frame, not inside a conversation`);
+    }
     if (frame.type === 'webrtc_offer') {
       if (!this.webrtc) return this.sendError('unexpected_offer', 'webrtc_offer is only accepted after a start frame with transport kind webrtc');
       void this.webrtc.offer(frame.sdp);
@@ -108,6 +113,7 @@ export class Connection implements RegisteredSession {
       const detail = parsed.type === 'start' ? parsed.detail : `the first frame must be a valid start frame: ${parsed.detail}`;
       return this.fail('invalid_start_frame', detail);
     }
+    if (parsed.frame.type === 'feedback' || parsed.frame.type === 'client_error') return this.onOneShot(parsed.frame);
     if (parsed.frame.type !== 'start') return this.fail('invalid_start_frame', `the first frame must be start, got ${parsed.frame.type}`);
     this.backlog = [];
     void this.onStart(parsed.frame).finally(() => {
@@ -115,6 +121,22 @@ export class Connection implements RegisteredSession {
       this.backlog = undefined;
       for (const frame of waiting) this.onMessage(frame.bytes, frame.isBinary);
     });
+  }
+
+  /** A report on a socket of its own: store, acknowledge, close cleanly. */
+  private onOneShot(frame: ClientFrameOf<'feedback' | 'client_error'>): void {
+    clearTimeout(this.startTimer);
+    void acceptOneShot(this.server, this.handshake, frame).then(
+      (result) => {
+        if (!result.ok) return this.fail('unauthorized', result.detail);
+        this.transport.sendFrame(result.ack);
+        this.transport.close(1000, 'reported');
+      },
+      (error: unknown) => {
+        this.server.log.error({ err: String(error) }, 'storing a report failed');
+        this.fail('internal_error', 'the report could not be stored');
+      },
+    );
   }
 
   private async onStart(start: StartFrame): Promise<void> {

@@ -1,0 +1,26 @@
+import type { ClientFrameOf } from '../frames/client.ts';
+import type { ServerContext } from '../context.ts';
+import { randomId } from '../../session/ids.ts';
+import { authenticateStart } from './authenticate.ts';
+import type { HandshakeAuth } from './connection.ts';
+
+export type OneShotResult = { ok: true; ack: { type: 'feedback_ack' | 'client_error_ack'; id: string } } | { ok: false; detail: string };
+
+/**
+ * sendFeedback / sendClientError: a socket of their own whose only frame is the report. The key
+ * rules are the conversation's (a scoped key works for its session id), so a report can still
+ * be sent after the conversation socket closed.
+ */
+export async function acceptOneShot(
+  server: ServerContext,
+  handshake: HandshakeAuth | undefined,
+  frame: ClientFrameOf<'feedback' | 'client_error'>,
+): Promise<OneShotResult> {
+  const auth = authenticateStart(server, handshake, frame.api_key, frame.session_id);
+  if (!auth.ok) return { ok: false, detail: auth.detail };
+  const id = randomId(frame.type === 'feedback' ? 'fb' : 'ce', 9);
+  const { type, api_key: _key, ...report } = frame;
+  await server.oneShots.append(type, { id, received_at: new Date().toISOString(), account: auth.credential.account, ...report });
+  server.log.info({ id, kind: type, session_id: frame.session_id }, 'report stored');
+  return { ok: true, ack: { type: type === 'feedback' ? 'feedback_ack' : 'client_error_ack', id } };
+}

@@ -75,7 +75,7 @@ describe('background bed and Opus', () => {
     const encoder = new OpusFrameEncoder();
     const decoder = new OpusFrameDecoder();
     await decoder.ready;
-    let last = new Int16Array(0);
+    let last: Int16Array = new Int16Array(0);
     for (let k = 0; k < 10; k += 1) {
       const frame = new Int16Array(960);
       for (let i = 0; i < 960; i += 1) frame[i] = Math.round(8000 * Math.sin((2 * Math.PI * 440 * (k * 960 + i)) / 48000));

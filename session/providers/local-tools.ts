@@ -1,11 +1,14 @@
-import type { ChatMessage, ModelRequest, ToolCallRequest } from './llm.ts';
+import type { ChatMessage, ModelRequest, ModelTool, ToolCallRequest } from './llm.ts';
 import { randomId } from '../ids.ts';
+import { INSTRUCTION_MARK } from '../tools/interactions/narration-queue.ts';
+import { OPEN_QUESTIONS_MARK, TRANSITION_TOOL } from '../tools/interactions/transition-tool.ts';
 
 /**
  * The offline model's tool use, deterministic: it calls a tool when the user names it (the name
  * as written, or with spaces for underscores), taking arguments from a JSON object or
- * `key=value` pairs in the message; it ends the call on goodbye when end_call is offered; and it
- * reports a tool's result honestly, saying whether success was verified.
+ * `key=value` pairs in the message; it ends the call on goodbye when end_call is offered; it
+ * settles a tool's open question when interaction_transition is forced (see transitionCall); and
+ * it reports a tool's result honestly, saying whether success was verified.
  */
 export function plannedToolCall(request: ModelRequest): ToolCallRequest | undefined {
   if (request.toolChoice === 'none' || request.tools.length === 0) return undefined;
@@ -20,6 +23,8 @@ export function plannedToolCall(request: ModelRequest): ToolCallRequest | undefi
     return true;
   });
   const forced = request.toolChoice === 'required' || (typeof request.toolChoice === 'object' && 'tool' in request.toolChoice);
+  const transition = allowed.find((t) => t.name === TRANSITION_TOOL);
+  if (transition && typeof request.toolChoice === 'object' && 'tool' in request.toolChoice) return transitionCall(transition, text);
   if (allowed.some((t) => t.name === 'end_call') && /\b(bye|goodbye|that's all|end the call)\b/.test(lower)) {
     return { id: randomId('call', 6), name: 'end_call', args: { farewell: 'Goodbye! Talk to you soon.' } };
   }
@@ -27,6 +32,62 @@ export function plannedToolCall(request: ModelRequest): ToolCallRequest | undefi
   const tool = named ?? (forced ? allowed[0] : undefined);
   if (!tool) return undefined;
   return { id: randomId('call', 6), name: tool.name, args: argumentsFrom(text) };
+}
+
+interface OpenQuestion {
+  interaction_id: string;
+  prompt: string;
+  options?: string[];
+}
+
+const CANCEL = /\b(never ?mind|cancel|forget (?:it|about it)|don'?t bother|no longer)\b/i;
+
+/**
+ * The forced interaction_transition, decided from the user's words: "never mind" or "cancel"
+ * cancels the latest question; naming one of a question's options resolves it with that option;
+ * any answer to a free-text question resolves it with the words; otherwise it asks to clarify.
+ * The open questions are read from the tool's description (transition-tool.ts).
+ */
+export function transitionCall(tool: ModelTool, text: string): ToolCallRequest {
+  const id = randomId('call', 6);
+  const questions = openQuestions(tool);
+  const latest = questions.at(-1);
+  const call = (args: Record<string, unknown>): ToolCallRequest => ({ id, name: TRANSITION_TOOL, args });
+  if (!latest) return call({ action: 'clarify', message: 'Which question do you mean?' });
+  if (CANCEL.test(text)) return call({ interaction_id: latest.interaction_id, action: 'cancel' });
+  const lower = text.toLowerCase();
+  for (const q of [...questions].reverse()) {
+    const options = [...(q.options ?? [])].sort((a, b) => b.length - a.length);
+    const chosen = options.find((o) => new RegExp(`(^|[^\\p{L}\\p{N}])${escapeRegExp(o.toLowerCase())}($|[^\\p{L}\\p{N}])`, 'u').test(lower));
+    if (chosen) return call({ interaction_id: q.interaction_id, action: 'resolve', choice: chosen });
+  }
+  if (!latest.options && text.trim()) return call({ interaction_id: latest.interaction_id, action: 'resolve', answer: text.trim() });
+  const choices = latest.options?.join(', ') ?? '';
+  return call({ interaction_id: latest.interaction_id, action: 'clarify', message: `Please choose one of: ${choices}.` });
+}
+
+function openQuestions(tool: ModelTool): OpenQuestion[] {
+  const at = tool.description?.lastIndexOf(OPEN_QUESTIONS_MARK) ?? -1;
+  if (at < 0) return [];
+  try {
+    const parsed: unknown = JSON.parse(tool.description!.slice(at + OPEN_QUESTIONS_MARK.length));
+    return Array.isArray(parsed) ? (parsed as OpenQuestion[]).filter((q) => typeof q?.interaction_id === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** A narration turn's instruction (interactions/narration-queue.ts): the question(s) to put to the user. */
+function narrationQuestion(messages: readonly ChatMessage[]): string | undefined {
+  const last = messages[messages.length - 1];
+  if (last?.role !== 'system' || !last.content.startsWith(INSTRUCTION_MARK)) return undefined;
+  const colon = last.content.indexOf(': ');
+  const body = colon >= 0 ? last.content.slice(colon + 2) : last.content;
+  return body.replace(/\s*\[interaction [^\]]*\]/g, '').replace(/"/g, '').trim();
 }
 
 export function argumentsFrom(text: string): Record<string, unknown> {
@@ -44,8 +105,13 @@ export function argumentsFrom(text: string): Record<string, unknown> {
   return args;
 }
 
-/** A reply to the latest tool results, if the last messages are tool results. */
+/**
+ * A reply to the latest tool results, if the last messages are tool results; in a narration turn
+ * of a tool's question, the question itself.
+ */
 export function replyToToolResults(messages: readonly ChatMessage[]): string | undefined {
+  const question = narrationQuestion(messages);
+  if (question) return question;
   let i = messages.length - 1;
   const results: { id: string; content: string }[] = [];
   for (; i >= 0 && messages[i]!.role === 'tool'; i -= 1) {

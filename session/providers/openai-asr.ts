@@ -8,6 +8,7 @@
  */
 import type { SpeechToText, TranscriptionStream } from './asr.ts';
 import { SpeechProviderError } from './tts.ts';
+import { describeError, describeHttpError, isRetryableStatus } from './openai-http.ts';
 
 export interface OpenAiSpeechToTextOptions {
   /** e.g. `https://api.openai.com/v1`; a trailing slash is tolerated. */
@@ -37,7 +38,6 @@ const SAMPLE_RATE = 16000;
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** OpenAI refuses files over 25 MB: about 13 minutes of 16 kHz PCM16. Later audio is dropped. */
 const MAX_SAMPLES = Math.floor((25 * 1024 * 1024 - 44) / 2);
-const MAX_ERROR_DETAIL = 300;
 
 export class OpenAiSpeechToText implements SpeechToText {
   readonly name: string;
@@ -152,39 +152,7 @@ function concat(chunks: Int16Array[], total: number): Int16Array {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Shared with the TTS adapter
 
-export function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 429 || status >= 500;
-}
-
-/** `HTTP <status>: <error.message>` (or the raw body when it is not OpenAI's error JSON). */
 export async function httpError(response: Response): Promise<SpeechHttpError> {
-  let text = '';
-  try {
-    text = await response.text();
-  } catch {
-    // The status alone is still worth reporting.
-  }
-  let detail = text.trim();
-  try {
-    const parsed = JSON.parse(text) as { error?: { message?: unknown } | string };
-    const message = typeof parsed.error === 'string' ? parsed.error : parsed.error?.message;
-    if (typeof message === 'string') detail = message;
-  } catch {
-    // Not JSON (some local servers answer in plain text): keep the raw body.
-  }
-  const suffix = detail ? `: ${truncate(detail)}` : '';
-  return new SpeechHttpError(`HTTP ${response.status}${suffix}`, isRetryableStatus(response.status), response.status);
-}
-
-export function describeError(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  // undici hides the useful part (ECONNREFUSED, socket closed) in `cause`.
-  const cause = err.cause instanceof Error ? ` (${err.cause.message})` : '';
-  return `${err.message}${cause}`;
-}
-
-function truncate(text: string): string {
-  return text.length > MAX_ERROR_DETAIL ? `${text.slice(0, MAX_ERROR_DETAIL)}…` : text;
+  return new SpeechHttpError(await describeHttpError(response), isRetryableStatus(response.status), response.status);
 }

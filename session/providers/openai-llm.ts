@@ -18,6 +18,7 @@ import type {
   ModelToolChoice,
   ToolCallRequest,
 } from './llm.ts';
+import { abortable, describeError, describeHttpError, isRetryableStatus, truncate } from './openai-http.ts';
 
 export interface OpenAiLanguageModelOptions {
   /** e.g. `http://127.0.0.1:1234/v1`; a trailing slash is tolerated. */
@@ -34,7 +35,6 @@ export interface OpenAiLanguageModelOptions {
 type FinishReason = Extract<ModelEvent, { type: 'finish' }>['reason'];
 
 const DEFAULT_TIMEOUT_MS = 60_000;
-const MAX_ERROR_DETAIL = 300;
 
 export class OpenAiLanguageModel implements LanguageModel {
   readonly name: string;
@@ -91,7 +91,7 @@ export class OpenAiLanguageModel implements LanguageModel {
     } catch (err) {
       if (request.signal.aborted) return undefined;
       if (timedOut) throw new ModelError(`no response from ${this.url} within ${timeoutMs} ms`, true);
-      throw new ModelError(`request to ${this.url} failed: ${describe(err)}`, true);
+      throw new ModelError(`request to ${this.url} failed: ${describeError(err)}`, true);
     } finally {
       clearTimeout(timer);
     }
@@ -127,7 +127,7 @@ export class OpenAiLanguageModel implements LanguageModel {
           : sse.push(decoder.decode(chunk.value, { stream: true }));
       } catch (err) {
         if (signal.aborted) return;
-        throw new ModelError(`stream from ${this.url} broke: ${describe(err)}`, true);
+        throw new ModelError(`stream from ${this.url} broke: ${describeError(err)}`, true);
       }
       for (const data of payloads) {
         if (data === '[DONE]') {
@@ -314,60 +314,6 @@ function mapFinishReason(reason: string | undefined): FinishReason {
   return reason === 'stop' || reason === 'tool_calls' || reason === 'length' ? reason : 'other';
 }
 
-// ---------------------------------------------------------------------------------------------
-// Errors and helpers
-
-function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 409 || status === 429 || status >= 500;
-}
-
 async function httpError(response: Response): Promise<ModelError> {
-  let text = '';
-  try {
-    text = await response.text();
-  } catch {
-    // The status alone is still worth reporting.
-  }
-  let detail = text.trim();
-  try {
-    const parsed = JSON.parse(text) as { error?: { message?: unknown } | string };
-    const message = typeof parsed.error === 'string' ? parsed.error : parsed.error?.message;
-    if (typeof message === 'string') detail = message;
-  } catch {
-    // Not JSON (some local servers answer in plain text): keep the raw body.
-  }
-  const suffix = detail ? `: ${truncate(detail)}` : '';
-  return new ModelError(`HTTP ${response.status}${suffix}`, isRetryableStatus(response.status), response.status);
-}
-
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => {}); // the read also fails once the body is aborted; nobody awaits it
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
-}
-
-function describe(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  // undici hides the useful part (ECONNREFUSED, socket closed) in `cause`.
-  const cause = err.cause instanceof Error ? ` (${err.cause.message})` : '';
-  return `${err.message}${cause}`;
-}
-
-function truncate(text: string): string {
-  return text.length > MAX_ERROR_DETAIL ? `${text.slice(0, MAX_ERROR_DETAIL)}…` : text;
+  return new ModelError(await describeHttpError(response), isRetryableStatus(response.status), response.status);
 }

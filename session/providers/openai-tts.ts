@@ -9,7 +9,8 @@
  */
 import { Pcm16Reader } from '../../media/pcm.ts';
 import type { VoiceEntry } from '../../signaling/frames/server.ts';
-import { describeError, httpError, SpeechHttpError } from './openai-asr.ts';
+import { httpError, SpeechHttpError } from './openai-asr.ts';
+import { abortable, describeError } from './openai-http.ts';
 import { SpeechProviderError, type SpeechChunk, type TextToSpeech } from './tts.ts';
 import { catalogOf, type VoiceCatalog } from './voices.ts';
 
@@ -122,28 +123,4 @@ export function openAiVoiceEntries(keys: readonly string[]): VoiceEntry[] {
     entries.push({ voice, name: voice.charAt(0).toUpperCase() + voice.slice(1), language: 'en', gender: 'neutral' });
   }
   return entries;
-}
-
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => {}); // the read also fails once the body is aborted; nobody awaits it
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => {
-      promise.catch(() => {});
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
 }

@@ -15,6 +15,10 @@ import type { Benchmark, Row } from './types.ts';
  */
 const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./text-latency.ts'),
+  () => import('./voice.ts'),
+  () => import('./webrtc.ts'),
+  () => import('./resume.ts'),
+  () => import('./interactions.ts'),
 ];
 
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));

@@ -77,8 +77,12 @@ export class Session implements VoiceHost {
         llm: deps.llm,
         search: deps.search,
         send: (f) => this.send(f),
-        floorFree: () => !this.replying && !this.voice?.input.speaking,
-        narrate: (instruction, beforeDone) => this.startReply({ turnId: newTurnId(), extraInstructions: instruction, beforeDone }),
+        floorFree: () => !this.replying && !this.voice?.input.speaking && !this.ending.wrappingUp && !this.closed,
+        narrate: (instruction, beforeDone) => {
+          const runner = this.startReply({ turnId: newTurnId(), extraInstructions: instruction, beforeDone });
+          return { stop: () => this.stopReply(runner) };
+        },
+        yieldFor: (callId) => this.yieldFor(callId),
         replyNow: (instruction) => {
           if (!this.replying) this.startReply({ turnId: newTurnId(), extraInstructions: instruction });
         },
@@ -147,7 +151,8 @@ export class Session implements VoiceHost {
         return this.onReset();
       case 'interrupt':
       case 'cancel':
-        return this.interruptReply();
+        // The client stopped the reply; not a user turn (an unheard interaction ask is requeued).
+        return this.stopReply(this.current);
       case 'ambience':
         this.ambienceActive = frame.active;
         return;
@@ -172,6 +177,8 @@ export class Session implements VoiceHost {
         if (problem) this.send({ type: 'error', code: problem.code, detail: problem.detail, retryable: this.desk.retryableOf(problem.code) });
         return;
       }
+      case 'tool_interaction_update':
+        return this.send(this.desk.updateInteraction(frame));
       default:
         return this.error('unsupported_frame', `${frame.type} is not supported by this server yet`);
     }
@@ -201,6 +208,7 @@ export class Session implements VoiceHost {
       this.history.addUser(text);
       return undefined;
     }
+    this.desk.interactions.userTookFloor();
     this.cutIn();
     this.send({ type: 'asr', text, turn_id: turnId, input_source: inputSource });
     this.history.addUser(text);
@@ -211,9 +219,16 @@ export class Session implements VoiceHost {
     this.ending.userSpoke();
   }
 
+  /** Barge-in: real user speech took the floor from the reply in flight. */
   interruptReply(): void {
-    const runner = this.current;
-    if (!runner?.active) return;
+    if (!this.replying) return;
+    this.desk.interactions.userTookFloor();
+    this.stopReply(this.current);
+  }
+
+  /** Stops this reply if it is still in flight (interrupted, done) and keeps it for the playback report. */
+  private stopReply(runner: TurnRunner | undefined): void {
+    if (!runner?.active || runner !== this.current) return;
     this.bargeSeq += 1;
     const seq = this.bargeSeq;
     runner.interrupt(seq);
@@ -290,6 +305,7 @@ export class Session implements VoiceHost {
     const turnId = canReply ? newTurnId() : undefined;
     if (role === 'user') {
       this.ending.userSpoke();
+      if (canReply) this.desk.interactions.userTookFloor();
       this.history.addUser(text);
       this.send({ type: 'asr', text, message_id: messageId, input_source: 'text', ...(turnId ? { turn_id: turnId } : {}) });
     } else {
@@ -317,6 +333,7 @@ export class Session implements VoiceHost {
       return;
     }
     this.settings.tools = checked.tools;
+    this.desk.toolsChanged();
   }
 
   private onWrapUp(): void {
@@ -331,6 +348,8 @@ export class Session implements VoiceHost {
   }
 
   private onReset(): void {
+    // Open asks leave the old conversation first, so the reply cut below does not requeue them.
+    this.desk.interactions.reset();
     this.cutIn();
     this.voice?.reset();
     this.desk.completions.clear();
@@ -347,7 +366,17 @@ export class Session implements VoiceHost {
 
   /** A new user turn takes the floor from any reply in flight. */
   private cutIn(): void {
-    if (this.replying) this.interruptReply();
+    this.stopReply(this.current);
+  }
+
+  /**
+   * A call the reply in flight waits on raised a question: that turn yields (done) so the
+   * question is voiced at once. Not while the user is speaking: the floor would not be free.
+   */
+  private yieldFor(callId: string): Promise<void> | undefined {
+    const runner = this.current;
+    if (!runner?.active || !this.desk.calls.awaited(callId) || this.voice?.input.speaking || this.closed) return undefined;
+    return runner.yieldFloor();
   }
 
   private startReply(options: TurnOptions): TurnRunner {
@@ -376,8 +405,8 @@ export class Session implements VoiceHost {
     if (this.closed) return;
     if (farewell !== undefined) return this.ending.agentEnded(farewell);
     if (this.ending.wrappingUp) return;
-    // The floor may be free: deliver waiting background-job voiceovers.
-    queueMicrotask(() => this.desk.completions.pump());
+    // The floor may be free: deliver waiting interaction asks, then background-job voiceovers.
+    queueMicrotask(() => this.desk.pumpDeliveries());
   }
 
   private error(code: SessionErrorCode, detail: string): void {

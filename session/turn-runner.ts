@@ -1,6 +1,7 @@
 import type { ServerFrame } from '../signaling/frames/server.ts';
 import type { ConversationHistory, HistorySlot } from './history.ts';
 import type { LanguageModel, ModelTool, ModelToolChoice, ToolCallRequest } from './providers/llm.ts';
+import { FLOOR_YIELD } from './tools/tool-calls.ts';
 import { pairToolMessages } from './tools/tool-messages.ts';
 import type { ToolRoundResult } from './tools/types.ts';
 import type { SessionSettings } from './settings.ts';
@@ -63,6 +64,10 @@ export class TurnRunner {
   private roundText = '';
   private farewell: string | undefined;
   private working = false;
+  /** Blocked in a tool round, waiting on its calls' results. */
+  private waitingOnTools = false;
+  /** Resolves once the current tool round's results are in the history. */
+  private toolRound: Promise<void> = Promise.resolve();
   /** Where this reply's current text goes in the history, reserved when the round began. */
   private slot: HistorySlot | undefined;
   private uttered = false;
@@ -94,6 +99,22 @@ export class TurnRunner {
   /** The user took the floor: stop now, keep what was already delivered. */
   interrupt(bargeSeq: number): void {
     this.stop('interrupted', { type: 'interrupted', turn_id: this.turnId, clear: true, barge_seq: bargeSeq });
+  }
+
+  /**
+   * A call this turn waits on raised a question for the user: the turn stops waiting and ends
+   * now (done, status completed; the calls are told "still running"), so the question is voiced
+   * at once in a narration turn. Resolves once the round's results ("still running") are in the
+   * history, so the narration's request sees them; undefined when the turn is not blocked in a
+   * tool round.
+   */
+  yieldFloor(): Promise<void> | undefined {
+    if (this.finished || !this.waitingOnTools) return undefined;
+    this.abort.abort(FLOOR_YIELD);
+    this.speech?.stop();
+    this.sendUtterance();
+    this.finish('completed');
+    return this.toolRound;
   }
 
   /** An eager reply is retracted: its playback was never committed. */
@@ -158,10 +179,7 @@ export class TurnRunner {
         calls.forEach((c, i) => this.ctx.history.fillToolResult(resultSlots[i]!, c.id, JSON.stringify({ outcome: 'cancelled', verified: false, content: 'not run: the user interrupted first' })));
         return;
       }
-      const outcome = await this.ctx.runTools(calls, this.abort.signal);
-      // Results enter the history even when the turn was interrupted meanwhile: an answer that
-      // arrived is never lost, and every tool call in the history has its result.
-      outcome.results.forEach((r, i) => this.ctx.history.fillToolResult(resultSlots[i]!, r.call.id, r.content));
+      const outcome = await this.runRound(calls, resultSlots);
       this.slot = this.ctx.history.reserve();
       if (this.finished) return;
       if (outcome.farewell !== undefined) {
@@ -174,6 +192,23 @@ export class TurnRunner {
       }
     }
     this.ctx.log.warn({ turn_id: this.turnId }, `reply stopped after ${MAX_TOOL_ROUNDS} tool rounds`);
+  }
+
+  /** Runs one round's calls and records their results; `toolRound` resolves once they are recorded. */
+  private async runRound(calls: ToolCallRequest[], resultSlots: HistorySlot[]): Promise<ToolRoundResult> {
+    let roundDone!: () => void;
+    this.toolRound = new Promise((resolve) => (roundDone = resolve));
+    this.waitingOnTools = true;
+    try {
+      const outcome = await this.ctx.runTools(calls, this.abort.signal);
+      // Results enter the history even when the turn was interrupted meanwhile: an answer that
+      // arrived is never lost, and every tool call in the history has its result.
+      outcome.results.forEach((r, i) => this.ctx.history.fillToolResult(resultSlots[i]!, r.call.id, r.content));
+      return outcome;
+    } finally {
+      this.waitingOnTools = false;
+      roundDone();
+    }
   }
 
   /** SPEC: working=true while a tool-calling turn waits with nothing audible. */

@@ -75,6 +75,13 @@ export const ConfigSchema = z.object({
   PERMISSION_TIMEOUT_S: positiveInt.default(60),
   END_CALL_GRACE_MS: positiveInt.default(4000),
   WRAP_UP_SIGN_OFF: z.string().min(1).max(500).default('Thanks for talking with me. Goodbye!'),
+  /**
+   * Interaction narration watchdog: every INTERACTION_QUEUE_DEADLINE_S seconds (fractions
+   * allowed) a queued ask retries for the floor; after INTERACTION_QUEUE_DEADLINE_ROUNDS
+   * unsuccessful rounds of one delivery cycle (or that many unheard spoken attempts) it fails.
+   */
+  INTERACTION_QUEUE_DEADLINE_S: z.coerce.number().positive().max(3600).default(10),
+  INTERACTION_QUEUE_DEADLINE_ROUNDS: z.coerce.number().int().min(1).max(100).default(3),
   /** SearXNG base URL for the managed web_search tool. */
   SEARCH_URL: optionalUrl,
 

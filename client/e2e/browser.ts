@@ -52,7 +52,7 @@ export function chromiumAvailable(): boolean {
 const profiles = new WeakMap<Browser, string>();
 
 /** Launches headless Chromium with a fresh profile; pair with closeChromium() in afterAll. */
-export async function launchChromium(options: { media?: boolean } = {}): Promise<Browser> {
+export async function launchChromium(options: { media?: boolean; args?: string[] } = {}): Promise<Browser> {
   // A throwaway profile per browser: no state leaks between runs or parallel test files.
   const userDataDir = mkdtempSync(join(tmpdir(), 'parley-chromium-'));
   try {
@@ -60,7 +60,7 @@ export async function launchChromium(options: { media?: boolean } = {}): Promise
       executablePath: CHROMIUM_PATH,
       headless: true, // puppeteer turns this into --headless=new
       userDataDir,
-      args: [...BASE_ARGS, ...(options.media ? MEDIA_ARGS : [])],
+      args: [...BASE_ARGS, ...(options.media ? MEDIA_ARGS : []), ...(options.args ?? [])],
     });
     profiles.set(browser, userDataDir);
     return browser;

@@ -1,3 +1,35 @@
-export { RealtimeClient, RealtimeError } from './realtime-client.ts';
+/**
+ * The Parley browser client library. The server serves this bundle at /client.js; bundlers
+ * import it from the package (`parley/client`). No Node built-ins, no zod at run time.
+ */
+export { RealtimeClient } from './realtime-client.ts';
+export { RealtimeError, LIBRARY_ERROR_CODES } from './errors.ts';
+export { sendFeedback, sendClientError } from './one-shot.ts';
+export { nextReconnectDelay, DEFAULT_RECONNECT_POLICY } from './reconnect-policy.ts';
+export { CAPTURE_PROCESSOR } from './capture/worklet-source.ts';
 export { FRAME_EVENT } from './types.ts';
-export type { ConnectOptions, RealtimeClientOptions, ServerFrame, Mode } from './types.ts';
+export type {
+  AmbienceMode,
+  AmbienceOption,
+  AmbienceSettings,
+  AudioPlayer,
+  ConnectOptions,
+  InjectContextOptions,
+  InputDevice,
+  InteractionSpec,
+  LibraryEventDetails,
+  Mode,
+  NarrationState,
+  ReadyFrame,
+  RealtimeClientOptions,
+  ResumeState,
+  ServerFrame,
+  ServerFrameOf,
+  StartMicOptions,
+  ToolChoice,
+  ToolOutcome,
+  VoiceEntry,
+} from './types.ts';
+export type { ReconnectPolicy } from './reconnect-policy.ts';
+export type { FeedbackOptions, ClientErrorOptions } from './one-shot.ts';
+export type { LibraryErrorCode } from './errors.ts';

@@ -1,45 +1,120 @@
-import { FRAME_EVENT, type ConnectOptions, type Mode, type RealtimeClientOptions, type ServerFrame } from './types.ts';
+import { Microphone } from './capture/microphone.ts';
+import { ConversationLink } from './conversation-link.ts';
+import { libraryError, RealtimeError } from './errors.ts';
+import { sendClientError, sendFeedback } from './one-shot.ts';
+import { frames } from './outbound-frames.ts';
+import { float32ToPcm16 } from './pcm.ts';
+import { AudioOutput } from './playback/audio-output.ts';
+import { reconnectPolicyFrom } from './reconnect-policy.ts';
+import { checkImport, type ResumeState } from './resume-state.ts';
+import { browserTimezone, buildStartFrame, effectiveMode, generateSessionId, randomHex } from './start-frame.ts';
+import {
+  FRAME_EVENT,
+  type AmbienceOption,
+  type ConnectOptions,
+  type InjectContextOptions,
+  type InputDevice,
+  type InteractionSpec,
+  type LibraryEventDetails,
+  type Mode,
+  type NarrationState,
+  type ReadyFrame,
+  type RealtimeClientOptions,
+  type ServerFrameOf,
+  type StartMicOptions,
+  type ToolChoice,
+  type ToolOutcome,
+} from './types.ts';
+import { ToolTracker } from './tool-tracker.ts';
+import { effectiveTransport } from './user-agent.ts';
 
-/** Error raised by connect() and friends; `code` is the server's stable error code. */
-export class RealtimeError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly retryable = false,
-  ) {
-    super(message);
-    this.name = 'RealtimeError';
-  }
-}
+export { RealtimeError };
 
-function generateSessionId(): string {
-  const bytes = new Uint8Array(12);
-  crypto.getRandomValues(bytes);
-  return `s_${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
-}
+type Frame = { type: string } & Record<string, unknown>;
+type InjectAck = ServerFrameOf<'inject_context_ack'>;
+type InteractionAck = ServerFrameOf<'tool_interaction_update_ack'>;
+
+const ACK_TIMEOUT_MS = 10_000;
+const NARRATION_TIMEOUT_MS = 30_000;
 
 /**
- * Browser client for the conversation protocol. Each inbound JSON frame is dispatched twice:
- * once under its `type` (e.g. `text_delta`) and once under the catch-all `frame`; the frame's
- * fields are in `event.detail`. Use one style per handler, never both.
+ * Browser client for the conversation protocol, an EventTarget. Each inbound JSON frame is
+ * dispatched twice: under its `type` (e.g. `text_delta`) and under the catch-all `frame`, with
+ * the frame as `event.detail`; use one style per handler, never both. Library events
+ * (LibraryEventDetails) carry their fields in `event.detail` too.
  */
 export class RealtimeClient extends EventTarget {
-  readonly sessionId: string;
-  private ws: WebSocket | undefined;
+  static readonly sendFeedback = sendFeedback;
+  static readonly sendClientError = sendClientError;
+
+  private currentSessionId: string;
+  private readonly sessionIdFixed: boolean;
   private readonly options: RealtimeClientOptions;
+  private readonly transportKind: 'ws' | 'webrtc';
+  private liveMode: Mode;
+  private readonly link: ConversationLink;
+  private readonly output: AudioOutput;
+  private readonly tools = new ToolTracker();
+  private readyFrame: ReadyFrame | undefined;
   private activeTurn: string | undefined;
-  private readyFrame: Extract<ServerFrame, { type: 'ready' }> | undefined;
+  private readonly mic: Microphone;
+  private connectedOnce = false;
 
   constructor(options: RealtimeClientOptions) {
     super();
-    if (!options.url) throw new TypeError('RealtimeClient: url is required');
+    if (!options?.url) throw new TypeError('RealtimeClient: url is required');
     this.options = options;
-    this.sessionId = options.sessionId ?? generateSessionId();
+    this.sessionIdFixed = options.sessionId !== undefined;
+    this.currentSessionId = options.sessionId ?? generateSessionId();
+    const ua = typeof navigator === 'undefined' ? '' : navigator.userAgent;
+    this.transportKind = effectiveTransport(options.transport, ua, typeof RTCPeerConnection !== 'undefined');
+    this.liveMode = effectiveMode(options.mode, this.transportKind);
+    this.mic = new Microphone(
+      {
+        emit: (type, detail) => this.emit(type, detail),
+        frame: (samples) => {
+          // On WebRTC the track carries the audio; on the WebSocket, binary PCM16 frames.
+          if (this.transportKind === 'ws') this.link.sendBinary(float32ToPcm16(samples));
+        },
+        track: (track) => this.link.setMicTrack(track),
+        onWebRtc: this.transportKind === 'webrtc',
+      },
+      { deviceId: options.inputDeviceId ?? null, startupTimeoutMs: options.captureStartupTimeoutMs ?? 2000 },
+    );
+    this.output = new AudioOutput(options, {
+      audio: (samples, sr) => this.emit('audio', { samples, sr }),
+      // On WebRTC the server paces and measures playback itself: no playback report from here.
+      send: (frame) => (this.transportKind === 'webrtc' ? false : this.link.send(frame)),
+      echoGuard: () => this.mic.echoGuard,
+    });
+    this.link = new ConversationLink(
+      { url: options.url, sessionId: () => this.currentSessionId, transport: this.transportKind, autoReconnect: options.autoReconnect ?? true, policy: reconnectPolicyFrom(options) },
+      {
+        startFrame: (resumeToken) => this.startFrame(resumeToken),
+        frame: (frame) => this.onFrame(frame),
+        audio: (bytes) => this.output.playback.onAudio(bytes),
+        ready: (frame, resumed) => this.onReady(frame, resumed),
+        lost: (error) => this.onLost(error),
+        ended: () => this.onEnded(),
+        emit: (type, detail) => this.emit(type, detail),
+        micTrack: () => this.mic.track,
+        raw: (direction, frame) => {
+          if (this.options.rawAssist) this.emit('raw', { direction, frame });
+        },
+      },
+    );
+    if (options.resumeState) this.importResumeState(options.resumeState);
   }
 
-  /** The effective mode sent in the start frame. */
+  // ── properties ────────────────────────────────────────────────────────────────────────────
+
+  get sessionId(): string {
+    return this.currentSessionId;
+  }
+
+  /** The effective mode of the start frame (voice and tool choice follow later changes). */
   get mode(): Mode {
-    return { kind: 'service', ...this.options.mode } as Mode;
+    return structuredClone(this.liveMode);
   }
 
   /** True while an assistant reply is active (between turn and done). */
@@ -47,96 +122,303 @@ export class RealtimeClient extends EventTarget {
     return this.activeTurn !== undefined;
   }
 
-  get ready(): Extract<ServerFrame, { type: 'ready' }> | undefined {
+  /** The latest ready frame. */
+  get ready(): ReadyFrame | undefined {
     return this.readyFrame;
   }
 
-  /** Opens the socket and sends start; resolves with the ready frame, rejects with RealtimeError. */
-  connect(options: ConnectOptions = {}): Promise<Extract<ServerFrame, { type: 'ready' }>> {
-    if (this.ws) return Promise.reject(new RealtimeError('already_connected', 'connect() was already called'));
-    const mode: Mode = { ...this.mode };
-    if (options.temperature !== undefined) mode.temperature = options.temperature;
-    if (options.noGreeting) mode.greeting = false;
-    const start: Record<string, unknown> = { type: 'start', session_id: this.sessionId, mode };
-    if (this.options.apiKey) start.api_key = this.options.apiKey;
-    if ((mode.modality ?? 'voice') !== 'text') start.audio = { sr: 16000, output_encoding: 'pcm16', output_sr: 16000 };
-    const client: Record<string, string> = { name: 'parley-client' };
-    if (this.options.user) client.user = this.options.user;
-    if (this.options.timezone) client.timezone = this.options.timezone;
-    start.client = client;
-
-    const ws = new WebSocket(this.options.url);
-    ws.binaryType = 'arraybuffer';
-    this.ws = ws;
-    return new Promise((resolve, reject) => {
-      let settled = false;
-      ws.onopen = () => ws.send(JSON.stringify(start));
-      ws.onmessage = (event) => {
-        if (typeof event.data !== 'string') return;
-        let frame: ServerFrame;
-        try {
-          frame = JSON.parse(event.data) as ServerFrame;
-        } catch {
-          return;
-        }
-        if (!settled && frame.type === 'ready') {
-          settled = true;
-          this.readyFrame = frame;
-          resolve(frame);
-        } else if (!settled && frame.type === 'error') {
-          settled = true;
-          reject(new RealtimeError(frame.code, frame.detail, frame.retryable));
-        }
-        this.onFrame(frame);
-      };
-      ws.onclose = (event) => {
-        this.ws = undefined;
-        this.activeTurn = undefined;
-        if (!settled) {
-          settled = true;
-          reject(new RealtimeError('connection_closed', `socket closed before ready (${event.code})`, true));
-        }
-        this.emit('close', { code: event.code, reason: event.reason });
-        if (event.code === 1000) this.emit('session_end', { code: event.code, reason: event.reason });
-      };
-    });
+  /** Library extension: the transport in use ('webrtc' only where it was asked for and is supported). */
+  get transport(): 'ws' | 'webrtc' {
+    return this.transportKind;
   }
 
-  /** Sends one typed user turn (text modality). Returns false when not connected. */
+  /** Library extension: whether the client-side ambience bed is audible. */
+  get ambienceActive(): boolean {
+    return this.output.ambience.active;
+  }
+
+  /** Library extension: connection phase (idle, connecting, open, reconnecting, closed). */
+  get state(): string {
+    return this.link.phase;
+  }
+
+  // ── connection ────────────────────────────────────────────────────────────────────────────
+
+  /** Opens the socket and sends start; resolves with ready, rejects with RealtimeError(code). */
+  async connect(options: ConnectOptions = {}): Promise<ReadyFrame> {
+    this.liveMode = effectiveMode({ ...this.liveMode }, this.transportKind, options);
+    return this.link.connect();
+  }
+
+  /** Inside a user gesture: starts audio output (and WebRTC playback) under autoplay policies. */
+  async unlockAudio(): Promise<void> {
+    await Promise.all([this.output.unlock(), this.link.unlock()]);
+  }
+
+  /** The state a replacement client (after a page reload) imports to resume; null without a token. */
+  exportResumeState(): ResumeState | null {
+    return this.link.resumeState;
+  }
+
+  /** Before the first connect only; null clears. Throws RealtimeError(resume_state_rejected). */
+  importResumeState(state: ResumeState | null): void {
+    if (this.connectedOnce || this.link.phase !== 'idle') {
+      throw libraryError('resume_state_rejected', 'importResumeState() is allowed only before connect()');
+    }
+    if (state === null) return this.link.importResume(null);
+    const parsed = checkImport(state, { modality: this.modality, sessionId: this.sessionIdFixed ? this.currentSessionId : undefined });
+    this.currentSessionId = parsed.sessionId;
+    this.link.importResume(parsed);
+  }
+
+  /** Ends the conversation cleanly (close code 1000) and clears the resume state. */
+  close(): void {
+    this.link.close();
+    this.teardown();
+  }
+
+  /** close(), then waits for the socket's close handshake; resolves false if it took longer than timeoutMs. */
+  async closeAndWait(timeoutMs = 2000): Promise<boolean> {
+    const socket = this.link.close();
+    this.teardown();
+    if (!socket) return true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    const closed = await Promise.race([socket.whenClosed().then(() => true), timedOut]);
+    clearTimeout(timer);
+    return closed;
+  }
+
+  /** Test-only hook: closes the socket with `code` (default 4000) as if the network dropped it. */
+  _debugDropSocket(code = 4000): boolean {
+    return this.link.dropForTesting(code);
+  }
+
+  // ── conversation senders ──────────────────────────────────────────────────────────────────
+
+  /** One typed user turn (text modality only); false when not sent. */
   sendText(text: string): boolean {
-    return this.sendJson({ type: 'input_text', text });
+    if (this.modality !== 'text' || typeof text !== 'string' || text.length === 0 || text.length > 20000) return false;
+    return this.link.send(frames.inputText(text));
+  }
+
+  /** Adds user text (role user) or silent host context (role context); resolves with inject_context_ack. */
+  injectContext(text: string, options: InjectContextOptions = {}): Promise<InjectAck> {
+    const messageId = options.messageId ?? `m_${randomHex(8)}`;
+    if (!this.link.send(frames.injectContext(messageId, text, options.role ?? 'user', options.reply))) return Promise.reject(libraryError('not_connected', 'injectContext() needs an open connection', true));
+    return this.tools.waitInject(messageId, options.timeoutMs ?? ACK_TIMEOUT_MS);
   }
 
   setVoice(voice: string): boolean {
-    return this.sendJson({ type: 'set_voice', voice });
+    return this.link.send(frames.setVoice(voice));
   }
 
+  /** A fresh conversation on the same connection; local playback is cleared too. */
   reset(): boolean {
-    return this.sendJson({ type: 'reset' });
+    const replying = this.responding;
+    const sent = this.link.send(frames.reset());
+    if (sent) {
+      // A reply in flight is interrupted by the server, which reports what was unheard; otherwise
+      // only a playback tail is left, dropped here.
+      if (!replying) this.output.playback.clear();
+      this.tools.narration.clear();
+    }
+    return sent;
   }
 
+  /** Library extension: stops the reply in flight (the `interrupt` frame); context stays. */
   interrupt(): boolean {
-    return this.sendJson({ type: 'interrupt' });
+    return this.link.send(frames.interrupt());
   }
 
-  close(): void {
-    this.ws?.close(1000, 'client closed');
-    this.ws = undefined;
+  /** The assistant finishes its reply, signs off, and the server closes with 1000 'idle'. */
+  requestWrapUp(reason?: string): boolean {
+    return this.link.send(frames.wrapUp(reason));
   }
 
-  private sendJson(frame: Record<string, unknown>): boolean {
-    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return false;
-    this.ws.send(JSON.stringify(frame));
-    return true;
+  /** Any frame as is: an object goes as JSON, an ArrayBuffer or typed array as binary. */
+  sendRawFrame(frame: object | ArrayBuffer | ArrayBufferView): boolean {
+    if (frame instanceof ArrayBuffer) return this.link.sendBinary(frame);
+    if (ArrayBuffer.isView(frame)) return this.link.sendBinary(frame.buffer.slice(frame.byteOffset, frame.byteOffset + frame.byteLength) as ArrayBuffer);
+    return this.link.send(frame);
   }
 
-  private onFrame(frame: ServerFrame): void {
-    if (frame.type === 'turn') this.activeTurn = frame.turn_id;
-    if (frame.type === 'done' && frame.turn_id === this.activeTurn) this.activeTurn = undefined;
+  // ── tools ─────────────────────────────────────────────────────────────────────────────────
+
+  sendToolResult(id: string, content: unknown, options: { outcome?: ToolOutcome; verified?: boolean } = {}): boolean {
+    return this.link.send(frames.toolResult(id, content, options));
+  }
+
+  /** Detaches the call as a managed job; the server answers tool_deferred_ack (an event). */
+  sendToolDeferred(id: string, options: { handle?: string; statusLabel?: string } = {}): boolean {
+    return this.link.send(frames.toolDeferred(id, options.handle ?? id, options.statusLabel));
+  }
+
+  sendToolProgress(id: string, note: string): boolean {
+    return this.link.send(frames.toolProgress(id, note));
+  }
+
+  sendToolPartialResult(id: string, content: unknown, options: { reply?: boolean; interaction?: InteractionSpec } = {}): boolean {
+    return this.link.send(frames.toolPartialResult(id, content, options));
+  }
+
+  /** Closes an interaction; resolves with tool_interaction_update_ack (matched by id and interaction id). */
+  sendToolInteractionUpdate(
+    id: string,
+    interactionId: string,
+    state: 'resolved' | 'cancelled' | 'superseded',
+    options: { note?: string; timeoutMs?: number } = {},
+  ): Promise<InteractionAck> {
+    if (!this.link.send(frames.toolInteractionUpdate(id, interactionId, state, options.note))) return Promise.reject(libraryError('not_connected', 'sendToolInteractionUpdate() needs an open connection', true));
+    return this.tools.waitInteractionUpdate(id, interactionId, options.timeoutMs ?? ACK_TIMEOUT_MS);
+  }
+
+  /** Restricts tool use; oneShot reverts after the next user turn. */
+  setToolChoice(choice: ToolChoice, options: { oneShot?: boolean } = {}): boolean {
+    const oneShot = options.oneShot ?? false;
+    const sent = this.link.send(frames.setToolChoice(choice, oneShot));
+    // A lasting choice is part of the mode a reconnect sends again.
+    if (sent && !oneShot) this.liveMode.tool_choice = choice;
+    return sent;
+  }
+
+  sendToolCancel(id: string): boolean {
+    return this.link.send(frames.toolCancel(id));
+  }
+
+  /** The latest tool_job_narration state of a job, or null. */
+  narrationState(jobId: string): NarrationState | null {
+    return this.tools.narration.jobState(jobId);
+  }
+
+  /** The latest tool_job_narration state of an interaction, or null. */
+  interactionState(interactionId: string): NarrationState | null {
+    return this.tools.narration.interactionState(interactionId);
+  }
+
+  /** Resolves once the job's narration is in one of `states`; rejects (narration_timeout) after timeoutMs. */
+  waitForNarrationState(jobId: string, states: NarrationState | NarrationState[], options: { timeoutMs?: number } = {}): Promise<NarrationState> {
+    return this.tools.narration.waitFor(jobId, states, options.timeoutMs ?? NARRATION_TIMEOUT_MS);
+  }
+
+  // ── ambience ──────────────────────────────────────────────────────────────────────────────
+
+  /** Tells the server whether a client-side ambience layer is active (it does not change server audio). */
+  sendAmbienceState(active: boolean): boolean {
+    return this.link.send(frames.ambience(active));
+  }
+
+  setAmbience(mode: AmbienceOption): void {
+    this.output.ambience.set(mode);
+  }
+
+  // ── microphone ────────────────────────────────────────────────────────────────────────────
+
+  /** Voice only. Resolves after the first real capture frame; rejects with capture_stalled after two stalls. */
+  async startMic(options: StartMicOptions = {}): Promise<void> {
+    if (this.modality === 'text') throw libraryError('modality_mismatch', 'startMic() is for voice sessions');
+    await this.mic.start(options);
+  }
+
+  stopMic(): void {
+    this.mic.stop();
+  }
+
+  /** Muting: false stops sending microphone audio (a WebRTC track is disabled too); true resumes. */
+  setMicEnabled(enabled: boolean): void {
+    this.mic.setEnabled(enabled);
+  }
+
+  getInputDevices(): Promise<InputDevice[]> {
+    return this.mic.devices();
+  }
+
+  /** Sets the preferred microphone (null: system default); a running capture moves to it. */
+  setInputDevice(deviceId: string | null): Promise<void> {
+    return this.mic.setDevice(deviceId);
+  }
+
+  /** Caller-owned Float32 mono 16 kHz samples → one PCM16 binary frame. False when not sent. */
+  pushMicFrame(frame: Float32Array): boolean {
+    if (this.modality === 'text' || this.transportKind === 'webrtc' || !(frame instanceof Float32Array)) return false;
+    return this.link.sendBinary(float32ToPcm16(frame));
+  }
+
+  /** Same as pushMicFrame. */
+  appendAudio(frame: Float32Array): boolean {
+    return this.pushMicFrame(frame);
+  }
+
+  // ── internals ─────────────────────────────────────────────────────────────────────────────
+
+  private get modality(): 'voice' | 'text' {
+    return this.options.mode?.modality === 'text' ? 'text' : 'voice';
+  }
+
+  private startFrame(resumeToken: string | undefined) {
+    return buildStartFrame({
+      sessionId: this.currentSessionId,
+      apiKey: this.options.apiKey,
+      mode: this.liveMode,
+      user: this.options.user,
+      timezone: this.options.timezone ?? browserTimezone(),
+      transport: this.transportKind,
+      resumeToken,
+      downlink: { encoding: this.options.downlink?.encoding ?? 'pcm16', sampleRate: this.options.downlink?.sampleRate ?? 16000 },
+      userAgent: typeof navigator === 'undefined' ? undefined : navigator.userAgent,
+    });
+  }
+
+  private onReady(frame: ReadyFrame, resumed: boolean): void {
+    this.connectedOnce = true;
+    this.readyFrame = frame;
+    this.liveMode.voice = frame.voice;
+    this.output.playback.configure(frame.audio);
+    // SPEC: interaction state does not survive a resume.
+    if (resumed) this.tools.narration.clear();
+    this.output.ambience.enable(this.transportKind === 'ws' && frame.modality === 'voice');
+  }
+
+  private onFrame(frame: Frame): void {
+    switch (frame.type) {
+      case 'turn':
+        this.activeTurn = String(frame.turn_id);
+        break;
+      case 'done':
+        if (frame.turn_id === this.activeTurn) this.activeTurn = undefined;
+        break;
+      case 'voice':
+        if (typeof frame.voice === 'string') this.liveMode.voice = frame.voice;
+        break;
+      case 'working':
+        this.output.ambience.onWorking(frame.active === true);
+        break;
+    }
+    this.tools.onFrame(frame);
+    this.output.playback.onFrame(frame);
     this.emit(frame.type, frame);
     this.emit(FRAME_EVENT, frame);
   }
 
+  private onLost(error: RealtimeError): void {
+    this.activeTurn = undefined;
+    this.output.ambience.stop();
+    this.tools.failAll(error);
+  }
+
+  private onEnded(): void {
+    this.teardown();
+  }
+
+  private teardown(): void {
+    this.activeTurn = undefined;
+    this.mic.close();
+    this.output.stop();
+    this.tools.failAll(libraryError('connection_closed', 'the client closed'));
+  }
+
+  private emit<K extends keyof LibraryEventDetails>(type: K, detail: LibraryEventDetails[K]): void;
+  private emit(type: string, detail: unknown): void;
   private emit(type: string, detail: unknown): void {
     this.dispatchEvent(new CustomEvent(type, { detail }));
   }

@@ -113,6 +113,8 @@ export function replyToToolResults(messages: readonly ChatMessage[]): string | u
   const question = narrationQuestion(messages);
   if (question) return question;
   let i = messages.length - 1;
+  // Notes the application added while the tools ran (progress, decisions) come after the results.
+  while (i >= 0 && messages[i]!.role === 'system' && messages[i]!.content.startsWith('Context from the application:')) i -= 1;
   const results: { id: string; content: string }[] = [];
   for (; i >= 0 && messages[i]!.role === 'tool'; i -= 1) {
     const m = messages[i] as Extract<ChatMessage, { role: 'tool' }>;

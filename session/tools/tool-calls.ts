@@ -6,6 +6,12 @@ import type { ToolErrorCode } from './errors.ts';
 import type { ToolResolution } from './types.ts';
 
 export const MAX_PARTIALS_PER_CALL = 8;
+
+/**
+ * Abort reason of a turn that yields the floor to an ask raised by a call it waits on: the
+ * calls it waited on are answered "still running" without claiming the user interrupted.
+ */
+export const FLOOR_YIELD = 'floor_yield_for_interaction';
 export const MAX_PARTIAL_BYTES = 2048;
 
 export interface DeferredJob {
@@ -38,6 +44,8 @@ export interface ToolCallHooks {
   jobEnded(job: DeferredJob, resolution: ToolResolution): void;
   /** Context notes (progress, partials) for the model. */
   note(text: string): void;
+  /** A call closed for good: its terminal result ('resolved'), or a cancel or timeout from either side. */
+  ended?(callId: string, how: 'resolved' | 'cancelled'): void;
   deferredTimeoutMs: number;
 }
 
@@ -63,7 +71,10 @@ export class ToolCalls {
       const detach = (): void => {
         if (call.waiter !== resolve) return;
         call.waiter = undefined;
-        resolve({ outcome: 'unknown', verified: false, content: 'the user interrupted; this call is still running and its result will be reported when it arrives' });
+        const content = signal.reason === FLOOR_YIELD
+          ? 'still running: it asked the user a question (see the context), which is being put to the user now; its result will be reported when it arrives'
+          : 'the user interrupted; this call is still running and its result will be reported when it arrives';
+        resolve({ outcome: 'unknown', verified: false, content });
       };
       if (signal.aborted) detach();
       else signal.addEventListener('abort', detach, { once: true });
@@ -164,6 +175,18 @@ export class ToolCalls {
     return call && (call.state === 'open' || call.state === 'deferred') ? call : undefined;
   }
 
+  /** A turn is blocked waiting on this call's result. */
+  awaited(id: string): boolean {
+    return this.calls.get(id)?.waiter !== undefined;
+  }
+
+  /** The call id behind an id or a deferred handle, whatever the call's state; undefined if never seen. */
+  canonicalId(idOrHandle: string): string | undefined {
+    if (this.calls.has(idOrHandle)) return idOrHandle;
+    const byHandle = this.byHandle.get(idOrHandle);
+    return byHandle !== undefined && this.calls.has(byHandle) ? byHandle : undefined;
+  }
+
   jobs(): DeferredJob[] {
     return [...this.calls.values()].filter((c) => c.state === 'deferred' && c.job).map((c) => c.job!);
   }
@@ -199,6 +222,7 @@ export class ToolCalls {
     call.state = state;
     const waiter = call.waiter;
     call.waiter = undefined;
+    this.hooks.ended?.(call.request.id, state === 'resolved' ? 'resolved' : 'cancelled');
     if (waiter) waiter(resolution);
     else if (wasDeferred && call.job) this.hooks.jobEnded(call.job, resolution);
     else this.hooks.lateResult(call.request, resolution);

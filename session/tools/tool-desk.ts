@@ -9,6 +9,9 @@ import type { SessionSettings } from '../settings.ts';
 import type { TurnStatus } from '../turn-runner.ts';
 import { CompletionQueue } from './completion-queue.ts';
 import { TOOL_ERRORS, type ToolErrorCode } from './errors.ts';
+import { Interactions } from './interactions/interactions.ts';
+import type { NarrationTurn } from './interactions/narration-queue.ts';
+import { interactionTiming, type InteractionConfig } from './interactions/timing.ts';
 import { Permissions } from './permissions.ts';
 import { ToolCalls, type DeferredJob } from './tool-calls.ts';
 import { pairToolMessages } from './tool-messages.ts';
@@ -21,6 +24,8 @@ export interface ToolDeskOptions {
   deferredTimeoutMs: number;
   permissionTimeoutMs: number;
   deepModel: string | undefined;
+  /** INTERACTION_QUEUE_DEADLINE_S/_ROUNDS from the server's Config; read from the environment when absent. */
+  interactions: InteractionConfig;
 }
 
 export interface ToolDeskHost {
@@ -30,7 +35,9 @@ export interface ToolDeskHost {
   readonly search: WebSearch | undefined;
   send(frame: ServerFrame): void;
   floorFree(): boolean;
-  narrate(instruction: string, beforeDone: (status: TurnStatus, delivered: string) => void): void;
+  narrate(instruction: string, beforeDone: (status: TurnStatus, delivered: string) => void): NarrationTurn;
+  /** The reply in flight waits on this call: it yields the floor (resolves once its results are recorded). */
+  yieldFor(callId: string): Promise<void> | undefined;
   /** A partial result asked for a reply now (skipped when another reply is in flight). */
   replyNow(instruction: string): void;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
@@ -51,6 +58,7 @@ export class ToolDesk {
   readonly calls: ToolCalls;
   readonly permissions: Permissions;
   readonly completions: CompletionQueue;
+  readonly interactions: Interactions;
   private readonly thoughts = new Map<string, DeepThought>();
   /** The choice to restore after a one-shot set_tool_choice has been used. */
   private revertTo: ToolChoice | undefined;
@@ -67,10 +75,27 @@ export class ToolDesk {
       deferredTimeoutMs: options.deferredTimeoutMs,
       lateResult: (call, resolution) => this.onLateResult(call, resolution),
       jobEnded: (job, resolution) => this.onJobEnded(job, resolution),
+      ended: (callId, how) => this.interactions.callEnded(callId, how),
     });
     this.permissions = new Permissions((frame) => host.send(frame), options.permissionTimeoutMs);
+    this.interactions = new Interactions(
+      {
+        floorFree: () => host.floorFree(),
+        yieldFor: (callId) => host.yieldFor(callId),
+        narrate: (instruction, beforeDone) => host.narrate(instruction, beforeDone),
+        send: (frame) => host.send(frame),
+        note: (text) => host.history.addContext(text),
+        log: host.log,
+        calls: this.calls,
+        clientTools: () => host.settings.tools,
+        defaultTimeoutMs: options.defaultTimeoutMs,
+        cancelCall: (callId) => this.calls.cancelFromServer(callId, 'cancelled'),
+      },
+      interactionTiming(options.interactions),
+    );
     this.completions = new CompletionQueue({
-      floorFree: () => host.floorFree(),
+      // Interaction asks go first: job voiceovers wait while any is queued or being spoken.
+      floorFree: () => host.floorFree() && !this.interactions.busy,
       narrate: (instruction, beforeDone) => host.narrate(instruction, beforeDone),
       send: (frame) => host.send(frame),
     });
@@ -78,7 +103,10 @@ export class ToolDesk {
 
   tools(): ModelTool[] {
     const s = this.host.settings;
-    return visibleTools({ clientTools: s.tools, webSearch: s.webSearch, endCall: s.endCall, jobsRunning: this.calls.jobs().length + this.thoughts.size > 0 });
+    return visibleTools({
+      clientTools: s.tools, webSearch: s.webSearch, endCall: s.endCall, jobsRunning: this.calls.jobs().length + this.thoughts.size > 0,
+      transition: this.interactions.tool(),
+    });
   }
 
   /**
@@ -93,6 +121,9 @@ export class ToolDesk {
       this.host.settings.toolChoice = this.revertTo;
       this.revertTo = undefined;
     }
+    // SPEC: once a question was voiced, every later user turn opens with interaction_transition
+    // until the decision is settled; this outranks mode.tool_choice.
+    if (round === 0 && afterUserTurn && this.interactions.decisionPending()) return { tool: 'interaction_transition' };
     return choiceForRound(this.oneShot ?? this.host.settings.toolChoice, round, afterUserTurn);
   }
 
@@ -114,6 +145,7 @@ export class ToolDesk {
         defaultTimeoutMs: this.options.defaultTimeoutMs,
         startDeepThought: (call) => this.startDeepThought(call),
         cancelJob: (jobId) => this.cancelJob(jobId),
+        transition: (args, signal) => this.interactions.transition(args, signal),
       },
       calls,
       signal,
@@ -149,29 +181,54 @@ export class ToolDesk {
     }
   }
 
+  /** tool_interaction_update → tool_interaction_update_ack (always). */
+  updateInteraction(frame: ClientFrameOf<'tool_interaction_update'>): ServerFrame {
+    return this.interactions.update(frame, this.calls.canonicalId(frame.id));
+  }
+
+  /** The floor may be free: interaction asks first, then job voiceovers. */
+  pumpDeliveries(): void {
+    this.interactions.pump();
+    this.completions.pump();
+  }
+
+  /** set_tools replaced the declared tools: open resolver bindings are re-validated. */
+  toolsChanged(): void {
+    this.interactions.revalidate(this.host.settings.tools);
+  }
+
   retryableOf(code: ToolErrorCode): boolean {
     return TOOL_ERRORS[code].retryable;
   }
 
   close(): void {
+    this.interactions.dispose();
     this.calls.close();
     this.permissions.close();
     for (const t of this.thoughts.values()) t.abort.abort();
   }
 
   private onPartial(frame: ClientFrameOf<'tool_partial_result'>): { code: ToolErrorCode; detail: string } | undefined {
+    const live = this.calls.live(frame.id);
+    // An invalid interaction is refused before anything is recorded: the frame changes nothing.
+    const checked = live && frame.interaction ? this.interactions.check(frame.interaction) : undefined;
+    if (checked && !checked.ok) return { code: 'invalid_interaction', detail: `${checked.detail}; nothing changed` };
     const r = this.calls.partial(frame);
     if (r === 'partial_limit') return { code: r, detail: `at most 8 partial results per call; call "${frame.id}" has had them all` };
     if (r === 'partial_too_large') return { code: r, detail: 'partial result content is over 2 KiB as JSON' };
     if (r !== 'ok') return { code: r, detail: `tool_partial_result for unknown or closed call "${frame.id}"` };
-    if (frame.reply && frame.interaction === undefined) this.host.replyNow('A tool just reported a partial result (see the latest context). Tell the user briefly.');
+    // SPEC: reply is ignored when an interaction is given.
+    if (live && frame.interaction && checked?.ok) this.interactions.raise(live, frame.interaction, checked);
+    else if (frame.reply) this.host.replyNow('A tool just reported a partial result (see the latest context). Tell the user briefly.');
     return undefined;
   }
 
   private onLateResult(call: ToolCallRequest, resolution: ToolResolution): void {
-    // The turn that asked has moved on: the result enters the context and is told when the
-    // floor is free, so nothing that arrived is lost.
-    this.host.history.addContext(`Result of ${call.name} (call ${call.id}) arrived after the user interrupted: ${describeResolution(resolution)}`);
+    this.interactions.resolverEnded(call.id, resolution);
+    // The turn that asked has moved on (the user interrupted, or it yielded to the call's own
+    // question): the result enters the context and is told when the floor is free, so nothing
+    // that arrived is lost.
+    this.host.history.addContext(`Result of ${call.name} (call ${call.id}) arrived after its turn had moved on: ${describeResolution(resolution)}`);
     this.completions.push([call.id], `The result of ${call.name} arrived (see context). Tell the user briefly and honestly.`);
   }
 

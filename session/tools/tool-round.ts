@@ -24,6 +24,8 @@ export interface ToolRoundDeps {
   startDeepThought(call: ToolCallRequest): ToolResolution;
   /** cancel_pending_job. */
   cancelJob(jobId: string | undefined): ToolResolution;
+  /** interaction_transition: settle a voiced question (interactions/interactions.ts). */
+  transition(args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResolution>;
 }
 
 const failed = (content: string): ToolResolution => ({ outcome: 'failed', verified: false, content });
@@ -77,6 +79,8 @@ async function runManaged(deps: ToolRoundDeps, call: ToolCallRequest, signal: Ab
       return deps.startDeepThought(call);
     case 'cancel_pending_job':
       return deps.cancelJob(typeof call.args.job_id === 'string' ? call.args.job_id : undefined);
+    case 'interaction_transition':
+      return deps.transition(call.args, signal);
     default:
       return failed(`${call.name} cannot be called here`);
   }

@@ -1,6 +1,7 @@
 import type { ToolChoice } from '../../signaling/frames/common.ts';
 import type { ToolDeclaration } from '../../signaling/frames/tools.ts';
 import type { ModelTool, ModelToolChoice } from '../providers/llm.ts';
+import { TRANSITION_ACTIONS, TRANSITION_DESCRIPTION } from './interactions/transition-tool.ts';
 
 /** Managed tools: run by the server, declared to the model beside the client's tools. */
 export const MANAGED_TOOLS = {
@@ -24,6 +25,22 @@ export const MANAGED_TOOLS = {
     description: 'Cancel a background job the user no longer wants. Omit job_id to cancel the most recent one.',
     parameters: { type: 'object', properties: { job_id: { type: 'string' } } },
   },
+  /** Offered only while a voiced question awaits a decision; then its schema names the open ones. */
+  interaction_transition: {
+    name: 'interaction_transition',
+    description: TRANSITION_DESCRIPTION,
+    parameters: {
+      type: 'object',
+      properties: {
+        interaction_id: { type: 'string' },
+        action: { type: 'string', enum: TRANSITION_ACTIONS },
+        choice: { type: 'string' },
+        answer: { type: 'string' },
+        message: { type: 'string' },
+      },
+      required: ['interaction_id', 'action'],
+    },
+  },
 } as const satisfies Record<string, ModelTool>;
 
 export type ManagedToolName = keyof typeof MANAGED_TOOLS;
@@ -37,6 +54,8 @@ export interface ToolSetState {
   webSearch: boolean;
   endCall: boolean;
   jobsRunning: boolean;
+  /** interaction_transition as offered now (open voiced decisions), or undefined. */
+  transition?: ModelTool | undefined;
 }
 
 /** The tools the model may call in this session right now. */
@@ -50,6 +69,7 @@ export function visibleTools(state: ToolSetState): ModelTool[] {
   if (state.endCall) tools.push(MANAGED_TOOLS.end_call);
   tools.push(MANAGED_TOOLS.think_deeply);
   if (state.jobsRunning) tools.push(MANAGED_TOOLS.cancel_pending_job);
+  if (state.transition) tools.push(state.transition);
   return tools;
 }
 

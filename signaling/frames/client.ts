@@ -52,12 +52,17 @@ export const ToolPartialResultFrame = frame('tool_partial_result', {
   interaction: Interaction.optional(),
 });
 
-/** Lenient on interaction_id and state: their faults are answered in the ack, not an error. */
+/**
+ * Lenient on purpose: SPEC answers every tool_interaction_update with an ack, so a missing or
+ * malformed field becomes a value the ack's reasons describe (an empty interaction_id is
+ * invalid_interaction_id, an unknown state invalid_state, an unknown id unknown_interaction)
+ * instead of an error frame. An over-long note is cut to its 200-character limit.
+ */
 export const ToolInteractionUpdateFrame = frame('tool_interaction_update', {
-  id: WireId,
-  interaction_id: z.string(),
-  state: z.string(),
-  note: z.string().max(200).optional(),
+  id: z.string().catch(''),
+  interaction_id: z.string().catch(''),
+  state: z.string().catch(''),
+  note: z.string().transform((v) => v.slice(0, 200)).optional().catch(undefined),
 });
 
 export const ToolCancelFrame = frame('tool_cancel', { id: WireId });

@@ -3,6 +3,7 @@ import type { Session } from '../../session/session.ts';
 import { randomId } from '../../session/ids.ts';
 import type { ServerContext } from '../context.ts';
 import { WS_ERRORS, type WsErrorCode } from '../errors.ts';
+import { TOOL_ERRORS } from '../../session/tools/errors.ts';
 import { parseClientFrame } from '../frames/parse.ts';
 import type { StartFrame } from '../frames/start.ts';
 import type { Credential } from '../keys/credentials.ts';
@@ -91,7 +92,10 @@ export class Connection implements RegisteredSession {
   /** A JSON frame from the socket or the control data channel. */
   private onText(text: string): void {
     const parsed = parseClientFrame(text);
-    if (!parsed.ok) return this.sendError(parsed.code, parsed.detail);
+    if (!parsed.ok) {
+      if (parsed.code === 'invalid_interaction') return this.frames.sendFrame({ type: 'error', code: parsed.code, detail: parsed.detail, retryable: TOOL_ERRORS.invalid_interaction.retryable });
+      return this.sendError(parsed.code, parsed.detail);
+    }
     const frame = parsed.frame;
     if (frame.type === 'start') return this.sendError('already_started', 'this connection already has a session; open a new socket for another');
     if (frame.type === 'feedback' || frame.type === 'client_error') {

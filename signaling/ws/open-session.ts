@@ -69,6 +69,7 @@ export async function prepareSession(server: ServerContext, handshake: Handshake
       deferredTimeoutMs: config.DEFERRED_TIMEOUT_S * 1000,
       permissionTimeoutMs: config.PERMISSION_TIMEOUT_S * 1000,
       deepModel: config.LLM_DEEP_MODEL,
+      interactions: { INTERACTION_QUEUE_DEADLINE_S: config.INTERACTION_QUEUE_DEADLINE_S, INTERACTION_QUEUE_DEADLINE_ROUNDS: config.INTERACTION_QUEUE_DEADLINE_ROUNDS },
     },
     endCallGraceMs: config.END_CALL_GRACE_MS,
     signOff: config.WRAP_UP_SIGN_OFF,

@@ -1,0 +1,139 @@
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'puppeteer-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
+import { chromiumAvailable, closeChromium, launchChromium } from './browser.ts';
+import type { W } from './client-page.ts';
+
+/**
+ * The demo page's features beyond text chat: the sample client tool, the sessionStorage reload
+ * pattern, reconnect status, and voice with the talk button and interruption, in headless
+ * Chromium with a fake microphone against the real server.
+ */
+
+const SCREENSHOT = fileURLToPath(new URL('../demo/screenshot-voice.png', import.meta.url));
+
+describe.skipIf(!chromiumAvailable())('demo page in Chromium (tools, reload, reconnect, voice)', { timeout: 40_000 }, () => {
+  let server: TestServer;
+  let browser: Browser;
+  let page: Page;
+  let pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    server = await startTestServer({ LOCAL_LLM_WORD_DELAY_MS: '20' });
+    browser = await launchChromium({ media: true });
+  });
+
+  afterAll(async () => {
+    await closeChromium(browser);
+    await server?.stop();
+  });
+
+  async function openDemo(): Promise<Page> {
+    page = await browser.newPage();
+    await page.setViewport({ width: 900, height: 760 });
+    pageErrors = [];
+    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    await page.goto(`${server.url}/`, { waitUntil: 'load' });
+    return page;
+  }
+
+  afterEach(async () => {
+    expect(pageErrors).toEqual([]);
+    await page?.close();
+  });
+
+  const status = (p: Page) => p.$eval('#status', (el) => el.textContent ?? '');
+  const waitStatus = (p: Page, text: string) =>
+    p.waitForFunction((t) => document.querySelector('#status')?.textContent?.includes(t) === true, { timeout: 10000 }, text);
+  const waitMsg = (p: Page, selector: string, text: string) =>
+    p.waitForFunction(
+      (s, t) => [...document.querySelectorAll(s)].some((el) => el.textContent?.includes(t)),
+      { timeout: 10000 },
+      selector,
+      text,
+    );
+  async function send(p: Page, text: string): Promise<void> {
+    await p.type('#text', text);
+    await p.keyboard.press('Enter');
+  }
+
+  it('runs the sample get_time tool and answers with its result', async () => {
+    const p = await openDemo();
+    await p.click('#connect');
+    await waitStatus(p, 'connected');
+    await send(p, 'please get time');
+    await waitMsg(p, '.msg.tool', 'get_time()');
+    await waitMsg(p, '.msg.assistant', 'Done: get_time succeeded');
+    const mode = await p.evaluate(() => (window as W).parleyClient.mode);
+    expect(mode.tools.map((t: W) => t.name)).toEqual(['get_time']);
+  });
+
+  it('reload resumes the conversation from sessionStorage; a drop shows reconnect status', async () => {
+    const p = await openDemo();
+    await p.click('#connect');
+    await waitStatus(p, 'connected');
+    await send(p, 'my name is Ada');
+    await waitMsg(p, '.msg.assistant', 'I will remember that.');
+    const stored = await p.evaluate(() => JSON.parse(sessionStorage.getItem('parley.demo') ?? 'null'));
+    expect(stored.state).toMatchObject({ version: 1, resumeToken: expect.stringMatching(/^rt_/) });
+
+    await p.reload({ waitUntil: 'load' });
+    await waitStatus(p, 'connected · resumed');
+    // the transcript came back with the page
+    expect(await p.$$eval('.msg.user', (els) => els.map((e) => e.textContent))).toEqual(['my name is Ada']);
+    await send(p, 'what is my name');
+    await waitMsg(p, '.msg.assistant', 'Your name is Ada');
+
+    // the server side of the socket goes away: automatic reconnect, status shows it
+    await p.evaluate(() => (window as W).parleyClient._debugDropSocket());
+    await waitStatus(p, 'resumed after a drop');
+    await waitMsg(p, '.msg.system', 'reconnected');
+    await send(p, 'what is my name');
+    await p.waitForFunction(() => [...document.querySelectorAll('.msg.assistant')].filter((el) => el.textContent?.includes('Your name is Ada')).length === 2);
+
+    // Disconnect forgets the state: a reload starts clean
+    await p.click('#disconnect');
+    await waitStatus(p, 'disconnected');
+    expect(await p.evaluate(() => sessionStorage.getItem('parley.demo'))).toBeNull();
+    await p.reload({ waitUntil: 'load' });
+    expect(await status(p)).toBe('not connected');
+  });
+
+  it('a stale stored state falls back to a fresh conversation', async () => {
+    const p = await openDemo();
+    await p.evaluate(() =>
+      sessionStorage.setItem('parley.demo', JSON.stringify({ state: { version: 1, sessionId: 'demo-stale', resumeToken: 'rt_gone', savedAt: 0, modality: 'text' }, modality: 'text', transcript: [{ kind: 'user', text: 'old' }] })),
+    );
+    await p.reload({ waitUntil: 'load' });
+    await waitStatus(p, 'connected · text');
+    await waitMsg(p, '.msg.system', 'had expired');
+    await waitMsg(p, '.msg.assistant', 'Hello');
+    expect(await p.$$eval('.msg.user', (els) => els.length)).toBe(0);
+  });
+
+  it('voice: the greeting plays, Stop interrupts it, the talk button runs the microphone', async () => {
+    const p = await openDemo();
+    await p.select('#modality', 'voice');
+    await p.click('#connect');
+    await waitStatus(p, 'connected · voice');
+    expect(await p.$eval('#talk', (el) => (el as HTMLButtonElement).hidden)).toBe(false);
+    await p.waitForFunction(() => (window as W).parleyClient.responding === true, { timeout: 8000 });
+    await new Promise((r) => setTimeout(r, 1500)); // let a few words be heard
+    await p.click('#stop');
+    await p.waitForSelector('.msg.assistant.interrupted', { timeout: 5000 });
+    // the corrected utterance: what was heard stays, the rest is shown as unheard
+    await p.waitForSelector('.msg.assistant .unheard', { timeout: 5000 });
+
+    await p.click('#talk');
+    await p.waitForFunction(() => document.querySelector('#mic')?.textContent?.includes('listening') === true, { timeout: 5000 });
+    expect(await p.$eval('#talk', (el) => el.getAttribute('aria-pressed'))).toBe('true');
+    if (process.env.PARLEY_SCREENSHOT === '1') await p.screenshot({ path: SCREENSHOT as `${string}.png`, fullPage: true });
+    await p.click('#talk');
+    expect(await p.$eval('#mic', (el) => el.textContent)).toBe('microphone off');
+    // typed text in a voice session joins the conversation as user text
+    await send(p, 'my name is Bea');
+    await waitMsg(p, '.msg.user', 'my name is Bea');
+    await waitMsg(p, '.msg.assistant', 'Nice to meet you, Bea');
+  });
+});

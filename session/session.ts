@@ -2,7 +2,7 @@ import type { VoiceActivityDetector } from '../media/vad.ts';
 import type { OutputEncoding } from '../media/pcm.ts';
 import type { ClientFrame, ClientFrameOf } from '../signaling/frames/client.ts';
 import type { ServerFrame } from '../signaling/frames/server.ts';
-import { validateTools } from '../signaling/frames/tools.ts';
+import { checkToolChoice, validateTools } from '../signaling/frames/tools.ts';
 import { EndOfCall } from './end-of-call.ts';
 import { SESSION_ERRORS, type SessionErrorCode } from './errors.ts';
 import { ConversationHistory } from './history.ts';
@@ -162,9 +162,12 @@ export class Session implements VoiceHost {
         return;
       case 'set_tools':
         return this.onSetTools(frame);
-      case 'set_tool_choice':
+      case 'set_tool_choice': {
+        const bad = checkToolChoice(frame.tool_choice, this.settings.tools, { webSearch: this.settings.webSearch, endCall: this.settings.endCall });
+        if (bad) return this.send({ type: 'error', code: 'invalid_tools', detail: `${bad}; the previous tool choice stays`, retryable: false });
         this.desk.setToolChoice(frame);
         return;
+      }
       case 'wrap_up':
         return this.onWrapUp();
       case 'tool_result':
@@ -391,6 +394,7 @@ export class Session implements VoiceHost {
         tools: () => this.desk.tools(),
         toolChoice: (round, afterUserTurn) => this.desk.toolChoice(round, afterUserTurn),
         runTools: (calls, signal) => this.desk.runRound(calls, signal),
+        claimCallId: (modelId) => this.desk.calls.claimId(modelId),
         log: this.deps.log,
       },
       options,

@@ -21,6 +21,8 @@ export interface TurnContext {
   tools(): ModelTool[];
   toolChoice(round: number, afterUserTurn: boolean): ModelToolChoice;
   runTools(calls: ToolCallRequest[], signal: AbortSignal): Promise<ToolRoundResult>;
+  /** A session-unique id for a call the model just made (models may reuse ids across replies). */
+  claimCallId(modelId: string): string;
   log: { warn(obj: object, msg: string): void };
 }
 
@@ -163,7 +165,7 @@ export class TurnRunner {
       for await (const event of stream) {
         if (this.finished) return;
         if (event.type === 'text') this.emitText(event.delta);
-        else if (event.type === 'tool_call') calls.push(event.call);
+        else if (event.type === 'tool_call') calls.push({ ...event.call, id: this.ctx.claimCallId(event.call.id) });
       }
       if (this.finished || calls.length === 0) return;
       this.ctx.history.fillAssistant(this.slot!, this.roundText, calls);

@@ -14,6 +14,7 @@ import {
   sleep,
   toolCallFrame,
   toolResult,
+  report,
   useRigs,
   utteranceOf,
   WAIT_MS,
@@ -343,6 +344,27 @@ describe('interruption while a call is open', () => {
     await done(client, second.turnId);
     await waitRequests(rig, 2);
     expect(request(rig, 1).messages.filter((m) => m.role !== 'system')).toEqual([{ role: 'user', content: 'hello again' }]);
+    finish(client, rig);
+  });
+
+  it('a model that reuses call ids across replies never overwrites a running call: the server makes ids unique', async () => {
+    const rig = await start();
+    const client = await open(rig, { tools: [report] });
+    rig.fake.enqueue({ toolCalls: [{ id: 'call_0', name: 'report', args: {} }] }, { text: 'Started.' });
+    const first = await ask(client, 'first report');
+    await toolCallFrame(client, 'call_0');
+    client.send({ type: 'tool_deferred', id: 'call_0', handle: 'h-a' });
+    await done(client, first.turnId);
+    rig.fake.enqueue({ toolCalls: [{ id: 'call_0', name: 'report', args: {} }] }, { text: 'Started again.' });
+    const second = await ask(client, 'second report');
+    const call = await client.waitFor('tool_call', (f) => f.id !== 'call_0', WAIT_MS);
+    expect(call.id).toBe('call_0~2');
+    client.send({ type: 'tool_result', id: call.id, content: 'second done', outcome: 'succeeded', verified: true });
+    await done(client, second.turnId);
+    // The first call is still deferred and still answerable.
+    client.send({ type: 'tool_result', id: 'call_0', content: 'first done', outcome: 'succeeded', verified: true });
+    await client.waitFor('turn', (f) => f.turn_id !== first.turnId && f.turn_id !== second.turnId, WAIT_MS);
+    expect(client.all('error')).toEqual([]);
     finish(client, rig);
   });
 });

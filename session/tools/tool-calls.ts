@@ -56,6 +56,16 @@ export interface ToolCallHooks {
  */
 export class ToolCalls {
   private readonly calls = new Map<string, Call>();
+  /** Every call id this session has used, so a model that reuses ids never overwrites a call. */
+  private readonly usedIds = new Set<string>();
+
+  /** The model's id when it is new in this session, else a fresh one derived from it. */
+  claimId(modelId: string): string {
+    let id = modelId;
+    for (let n = 2; this.usedIds.has(id) || this.calls.has(id); n += 1) id = `${modelId}~${n}`;
+    this.usedIds.add(id);
+    return id;
+  }
   private readonly byHandle = new Map<string, string>();
 
   constructor(private readonly hooks: ToolCallHooks) {}

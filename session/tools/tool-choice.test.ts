@@ -203,4 +203,28 @@ describe('set_tool_choice', () => {
     expect(request(rig, a).tool_choice).toBe('auto');
     finish(client, rig);
   });
+
+  it('a tool_choice naming an undeclared tool is refused (invalid_tools) and the previous choice stays', async () => {
+    const rig = await start();
+    const client = await open(rig, { tools: [lookup] });
+    for (const tool_choice of [{ tool: 'missing' }, { allowed: ['lookup', 'missing'] }, { tool: 'web_search' }]) {
+      const after = client.frames.length;
+      client.send({ type: 'set_tool_choice', tool_choice });
+      const error = await client.waitFor('error', () => true, WAIT_MS, after);
+      expect(error).toMatchObject({ code: 'invalid_tools', retryable: false });
+    }
+    const a = await plainTurn(rig, client, 'one');
+    expect(request(rig, a).tool_choice).toBe('auto');
+    finish(client, rig);
+  });
+});
+
+describe('tool_choice checks at start', () => {
+  it('a start frame whose tool_choice names an undeclared tool is refused with invalid_tools', async () => {
+    const rig = await start();
+    const client = await (await import('../../signaling/testing/ws-test-client.ts')).WsTestClient.open(rig.t.wsUrl);
+    client.send({ type: 'start', session_id: 'tc-1', api_key: rig.t.key, mode: { kind: 'service', modality: 'text', tools: [lookup], tool_choice: { tool: 'nope' } } });
+    expect(await client.waitFor('error', () => true, WAIT_MS)).toMatchObject({ code: 'invalid_tools', retryable: false });
+    expect((await client.waitClose()).code).toBe(4400);
+  });
 });

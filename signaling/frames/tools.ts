@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolName } from './common.ts';
+import { ToolName, type ToolChoice } from './common.ts';
 
 /**
  * Client tool declarations. SPEC leaves the shape open; ours is the OpenAI function-tool shape
@@ -45,4 +45,20 @@ export function validateTools(raw: readonly unknown[], managed: { webSearch: boo
     tools.push(tool);
   }
   return { ok: true, tools };
+}
+
+/**
+ * A tool choice may only name tools the model can see: a client tool, or a managed tool that is
+ * on. Naming anything else would make every planning round fail at the model backend.
+ */
+export function checkToolChoice(
+  choice: ToolChoice,
+  tools: readonly ToolDeclaration[],
+  managed: { webSearch: boolean; endCall: boolean },
+): string | undefined {
+  if (typeof choice === 'string') return undefined;
+  const known = new Set([...tools.map((t) => t.name), 'think_deeply', ...(managed.webSearch ? ['web_search'] : []), ...(managed.endCall ? ['end_call'] : [])]);
+  const named = 'tool' in choice ? [choice.tool] : choice.allowed;
+  const unknown = named.filter((n) => !known.has(n));
+  return unknown.length ? `tool_choice names tools that are not declared: ${unknown.join(', ')}` : undefined;
 }

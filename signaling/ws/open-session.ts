@@ -5,7 +5,7 @@ import type { Transport } from '../../session/transport.ts';
 import type { ServerContext } from '../context.ts';
 import type { WsErrorCode } from '../errors.ts';
 import type { StartFrame } from '../frames/start.ts';
-import { validateTools } from '../frames/tools.ts';
+import { checkToolChoice, validateTools } from '../frames/tools.ts';
 import type { Credential } from '../keys/credentials.ts';
 import { authenticateStart } from './authenticate.ts';
 import type { HandshakeAuth } from './connection.ts';
@@ -50,6 +50,8 @@ export async function prepareSession(server: ServerContext, handshake: Handshake
   const settings: SessionSettings = restored
     ? mergeOnResume(restored.settings, mode, start.audio, tools?.ok ? tools.tools : undefined)
     : resolveSettings(mode, start.audio, tools?.ok ? tools.tools : [], { greeting: config.GREETING, voice: config.DEFAULT_VOICE, temperature: config.DEFAULT_TEMPERATURE });
+  const badChoice = checkToolChoice(settings.toolChoice, settings.tools, { webSearch: settings.webSearch, endCall: settings.endCall });
+  if (badChoice) return { ok: false, code: 'invalid_tools', detail: badChoice };
   if (settings.modality === 'voice' && !start.audio) return { ok: false, code: 'invalid_start_frame', detail: 'audio is required for a voice session' };
   if (settings.webSearch && !server.search) return { ok: false, code: 'web_search_unavailable', detail: 'mode.web_search needs a search backend: the server has no SEARCH_URL configured' };
   if (settings.modality === 'voice' && !server.voice.ok) {

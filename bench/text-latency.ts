@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { closeSessions, openSessions, type BenchSession } from './lib/bench-client.ts';
 import { ChildServer } from './lib/child-server.ts';
-import { LoadMeter } from './lib/load-meter.ts';
+import { LoadMeter, waitForQuiet } from './lib/load-meter.ts';
 import { median, percentile, progress, round } from './lib/stats.ts';
 import type { Row } from './types.ts';
 
@@ -57,6 +57,7 @@ async function measureLatency(): Promise<Row[]> {
   const results = new Map<number, Measured>();
   try {
     progress(`text-latency: server pid ${server.pid} at ${server.wsUrl}`);
+    await settleAfterStart(server);
     for (const n of CONCURRENCY) {
       const started = performance.now();
       progress(`text-latency: opening ${n} session(s)`);
@@ -85,7 +86,7 @@ async function sequential(server: ChildServer, session: BenchSession): Promise<M
   let textCpuMs = 0;
   let voiceCpuMs = 0;
   // One window over the whole phase: /proc/stat's 10 ms ticks make short windows meaningless.
-  const load = new LoadMeter(() => server.cpuMs());
+  const load = new LoadMeter(() => server.treeCpuMs());
   load.begin();
   // Alternate blocks so drift (GC, JIT, history growth) affects both kinds alike.
   for (let block = 0; block < SEQUENTIAL_SAMPLES / 50; block += 1) {
@@ -107,7 +108,7 @@ async function rounds(server: ChildServer, sessions: readonly BenchSession[], bu
   progress(`text-latency: ${n} sessions: warm-up round, then ${count} text + ${count} set_voice rounds (sends spread over ${ROUND_SPREAD_MS} ms)`);
   await round1(sessions, 'text', ROUND_SPREAD_MS);
   await round1(sessions, 'voice', ROUND_SPREAD_MS);
-  const out: Measured = { text: [], voice: [], textCpuMs: 0, voiceCpuMs: 0, load: new LoadMeter(() => server.cpuMs()) };
+  const out: Measured = { text: [], voice: [], textCpuMs: 0, voiceCpuMs: 0, load: new LoadMeter(() => server.treeCpuMs()) };
   for (let r = 0; r < count; r += 1) {
     let cpu = server.mainThreadCpuMs();
     out.load.begin();
@@ -203,7 +204,7 @@ function latencyRows(results: Map<number, Measured>): Row[] {
       `server event-loop CPU per text turn, ${sessions}`,
       Math.round(perText),
       'µs',
-      `whole turn (asr, turn, text_delta×7, utterance, done); set_voice costs ${Math.round(perVoice)} µs; from /proc/<pid>/task/<pid>/schedstat of the server's main thread`,
+      `whole turn (asr, turn, one text_delta per word, utterance, done); set_voice costs ${Math.round(perVoice)} µs; from /proc/<pid>/task/<pid>/schedstat of the server's main thread`,
     );
     if (m.burst) {
       row(
@@ -223,6 +224,12 @@ function latencyRows(results: Map<number, Measured>): Row[] {
   return rows;
 }
 
+/** The server warms helper processes up after it listens; nothing is measured until they idle. */
+async function settleAfterStart(server: ChildServer): Promise<void> {
+  const waited = await waitForQuiet(() => server.treeCpuMs());
+  progress(`text-latency: server process tree quiet after ${(waited / 1000).toFixed(1)} s`);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Memory
 
@@ -231,6 +238,7 @@ async function measureIdleMemory(): Promise<Row[]> {
   const server = await ChildServer.start({ inspectable: true });
   let sessions: BenchSession[] = [];
   try {
+    await settleAfterStart(server);
     // Attach the inspector before the first reading so its own footprint is in both.
     const inspector = await server.inspect();
     // One full session first, so one-time costs (lazy modules, first-use JIT) are in the baseline.

@@ -19,6 +19,18 @@ process.once('exit', () => {
   for (const pid of starting) killQuietly(pid, 'SIGTERM');
 });
 
+/** What bench/lib/fake-voice-server.ts reports on SIGUSR2, since its previous report (ms). */
+export interface ServerTiming {
+  /** Event-loop delay. */
+  p50: number;
+  p99: number;
+  max: number;
+  /** Send lateness of steady-state downlink frames (the pacer's 5 ms clock: 0–5 nominal). */
+  pacer: { n: number; p50: number; p99: number; max: number };
+  /** Garbage-collection pauses on the main thread. */
+  gc: { count: number; totalMs: number; maxMs: number };
+}
+
 export interface ChildServerOptions {
   /** Extra environment for the server (wins over the bench defaults). */
   env?: Record<string, string>;
@@ -50,6 +62,7 @@ export class ChildServer {
     private readonly dataDir: string,
     private readonly stderrTail: string[],
     exited: Promise<void>,
+    private readonly stdout: NodeJS.ReadableStream | null,
   ) {
     this.exited = exited.then(() => {
       this.exitedFlag = true;
@@ -58,9 +71,18 @@ export class ChildServer {
 
   static async start(options: ChildServerOptions = {}): Promise<ChildServer> {
     const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
-    const keys = KeyStore.open(dataDir);
-    const apiKey = keys.create('bench').key;
-    keys.close();
+    let apiKey: string;
+    try {
+      const keys = KeyStore.open(dataDir);
+      try {
+        apiKey = keys.create('bench').key;
+      } finally {
+        keys.close();
+      }
+    } catch (error) {
+      rmSync(dataDir, { recursive: true, force: true });
+      throw error;
+    }
 
     // Node flags placed before the script are passed by tsx's CLI to the process that serves.
     const nodeFlags: string[] = [];
@@ -105,7 +127,7 @@ export class ChildServer {
         });
       });
       const pid = serverPid(wrapper.pid as number);
-      const server = new ChildServer(wrapper, pid, `${url.replace(/^http/, 'ws')}/ws`, apiKey, dataDir, stderr, exited);
+      const server = new ChildServer(wrapper, pid, `${url.replace(/^http/, 'ws')}/ws`, apiKey, dataDir, stderr, exited, wrapper.stdout);
       live.add(server);
       return server;
     } catch (error) {
@@ -146,6 +168,42 @@ export class ChildServer {
   mainThreadCpuMs(): number {
     const stat = readFileSync(`/proc/${this.pid}/task/${this.pid}/schedstat`, 'utf8');
     return Number(stat.split(' ')[0]) / 1e6;
+  }
+
+  /**
+   * Event-loop delay of the server since the previous call (ms), for servers started with
+   * bench/lib/fake-voice-server.ts, which reports it on SIGUSR2.
+   */
+  async eventLoopDelay(timeoutMs = 3000): Promise<ServerTiming> {
+    const stream = this.stdout;
+    if (!stream) throw new Error('no stdout');
+    return new Promise((ok, fail) => {
+      let buffered = '';
+      const onData = (chunk: Buffer): void => {
+        buffered += String(chunk);
+        const m = /event-loop-delay (\{[^\n]*\})\n/.exec(buffered);
+        if (m?.[1]) {
+          clearTimeout(timer);
+          stream.off('data', onData);
+          ok(JSON.parse(m[1]) as ServerTiming);
+        }
+      };
+      const timer = setTimeout(() => {
+        stream.off('data', onData);
+        fail(new Error('no event-loop-delay report (is the server bench/lib/fake-voice-server.ts?)'));
+      }, timeoutMs);
+      stream.on('data', onData);
+      process.kill(this.pid, 'SIGUSR2');
+    });
+  }
+
+  /**
+   * Time the server's main thread spent runnable but waiting for a CPU so far, in ms (second
+   * field of /proc/<pid>/task/<pid>/schedstat): how much other processes starved it.
+   */
+  mainThreadRunQueueMs(): number {
+    const stat = readFileSync(`/proc/${this.pid}/task/${this.pid}/schedstat`, 'utf8');
+    return Number(stat.split(' ')[1]) / 1e6;
   }
 
   /** Attaches the V8 inspector (needs `inspectable`). Do it before the baseline reading. */

@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 export const CLK_TCK = 100;
 
 /** Busy CPU time of the whole machine so far (all cores, steal included), in ms. */
-function machineBusyMs(): number {
+export function machineBusyMs(): number {
   const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
   // cpu user nice system idle iowait irq softirq steal guest guest_nice (guest is inside user)
   const f = line.trim().split(/\s+/).slice(1).map(Number);
@@ -55,5 +55,40 @@ export class LoadMeter {
   /** CPU used by other processes on the machine, in cores; ~0 on a quiet machine. */
   get foreignCores(): number {
     return this.wallMs > 0 ? Math.max(0, this.foreignMs / this.wallMs) : 0;
+  }
+}
+
+/**
+ * Waits until `cpuMs` (e.g. a server's process-tree CPU) advances less than `quietMs` per
+ * `windowMs` window: a server that warms helpers up after it starts listening (recogniser and
+ * synthesiser processes) must be quiet before anything is measured. Resolves with the time
+ * waited; gives up (without failing) after `maxMs`.
+ */
+export async function waitForQuiet(cpuMs: () => number, { windowMs = 500, quietMs = 20, maxMs = 15000 } = {}): Promise<number> {
+  const start = performance.now();
+  let last = cpuMs();
+  while (performance.now() - start < maxMs) {
+    await new Promise((r) => setTimeout(r, windowMs));
+    const now = cpuMs();
+    if (now - last < quietMs) break;
+    last = now;
+  }
+  return performance.now() - start;
+}
+
+/**
+ * Waits, at most `maxWaitMs`, for a 1 s window in which processes other than ours (this process
+ * plus `othersOfOursCpuMs`: servers, peer processes) use less than `cores`. A shared machine
+ * (someone's test run) otherwise decides a jitter figure. Returns the last window's foreign cores.
+ */
+export async function waitForQuietMachine(othersOfOursCpuMs: () => number, cores = 0.3, maxWaitMs = 15000): Promise<number> {
+  const deadline = performance.now() + maxWaitMs;
+  for (;;) {
+    const t0 = performance.now();
+    const m0 = machineBusyMs();
+    const o0 = ownCpuMs() + othersOfOursCpuMs();
+    await new Promise((r) => setTimeout(r, 1000));
+    const foreign = Math.max(0, (machineBusyMs() - m0 - (ownCpuMs() + othersOfOursCpuMs() - o0)) / (performance.now() - t0));
+    if (foreign < cores || performance.now() > deadline) return foreign;
   }
 }

@@ -1,0 +1,360 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import WebSocket from 'ws';
+import { WebRtcTestPeer } from '../signaling/testing/webrtc-test-peer.ts';
+import { withTimeout } from './lib/bench-client.ts';
+import { ChildServer, processCpuMs, type ServerTiming } from './lib/child-server.ts';
+import { LoadMeter } from './lib/load-meter.ts';
+import { ramp, rampVerdict, windowsNote, type RampResult, type StepFigures } from './lib/ramp.ts';
+import { percentile, progress, round } from './lib/stats.ts';
+import type { PeerCommand, PeerReply, PeerStats } from './lib/webrtc-peers.ts';
+import type { Row } from './types.ts';
+
+/**
+ * The WebRTC transport (issue 6) on loopback, WEBRTC_LOOPBACK_ONLY=1, with the instant fake ASR
+ * and TTS (bench/lib/fake-voice-server.ts) and the local model at 0 ms/word: the whole media
+ * pipeline runs (Opus decode, jitter buffer, 48→16 kHz, VAD, endpointer, 16→48 kHz, Opus encode,
+ * SRTP, the 20 ms pacer), only the models are free.
+ *
+ * - Offer → connected: signaling/testing/webrtc-test-peer.ts in this process, one call at a time.
+ * - Concurrency: client peers in their own process (bench/lib/webrtc-peers.ts, forked with IPC):
+ *   werift costs the client side about what it costs the server, and on the same event loop as
+ *   the timing it would decide the jitter figure. Both processes share the machine's 2 cores.
+ */
+
+export const name = 'webrtc';
+
+const CONNECT_WARMUP = 2;
+const CONNECT_CALLS = 20;
+const LOAD_STEPS = [10, 20, 35, 50, 70];
+const LOAD_SETTLE_MS = 3000;
+const LOAD_WINDOW_MS = 8000;
+const JITTER_TARGET_MS = 10;
+/** The whole concurrency ramp, however busy the machine. */
+const LOAD_BUDGET_MS = 150000;
+const LOAD_REPLY_TEXT = 'say the weather is mild and the sky is clear today.';
+const PEERS_SCRIPT = fileURLToPath(new URL('./lib/webrtc-peers.ts', import.meta.url));
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+
+function server(env: Record<string, string> = {}): Promise<ChildServer> {
+  return ChildServer.start({ script: 'bench/lib/fake-voice-server.ts', env: { LOCAL_LLM_WORD_DELAY_MS: '0', WEBRTC_LOOPBACK_ONLY: '1', ...env } });
+}
+
+export async function run(): Promise<Row[]> {
+  return [...(await connectLatency()), ...(await concurrency())];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Offer → connected
+
+interface Connect {
+  /** start sent → webrtc_ice received. */
+  ice: number;
+  /** The client's own offer (its ICE gathering), not the server's. */
+  clientOffer: number;
+  /** webrtc_offer sent → webrtc_answer received (the server applies the offer and gathers). */
+  answer: number;
+  /** webrtc_offer sent → the client's peer connection is `connected` (ICE + DTLS). */
+  connected: number;
+  /** webrtc_offer sent → `ready` received (the server sends it once its side is connected). */
+  ready: number;
+}
+
+async function connectLatency(): Promise<Row[]> {
+  progress('webrtc: starting fake-provider server for offer → connected');
+  const s = await server();
+  const samples: Connect[] = [];
+  try {
+    for (let i = 0; i < CONNECT_WARMUP + CONNECT_CALLS; i += 1) {
+      const sample = await oneCall(s, i);
+      if (i >= CONNECT_WARMUP) samples.push(sample);
+      await sleep(100);
+    }
+  } finally {
+    await s.stop();
+  }
+  const p = (f: (c: Connect) => number, q: number): number => round(percentile(samples.map(f), q), 1);
+  const note = `${samples.length} calls one after another on loopback after ${CONNECT_WARMUP} warm-up, client = signaling/testing/webrtc-test-peer.ts (werift) in the bench process, server in a child process`;
+  return [
+    {
+      benchmark: name,
+      metric: 'offer → connected p50',
+      value: p((c) => c.connected, 50),
+      unit: 'ms',
+      note:
+        `p95 ${p((c) => c.connected, 95)} ms; webrtc_offer sent → client RTCPeerConnection connected (ICE checks + DTLS); of which offer → webrtc_answer p50 ${p((c) => c.answer, 50)} ms ` +
+        `(p95 ${p((c) => c.answer, 95)}: the server applies the offer, gathers its candidates and answers); ${note}`,
+    },
+    {
+      benchmark: name,
+      metric: 'offer → ready p50',
+      value: p((c) => c.ready, 50),
+      unit: 'ms',
+      note:
+        `p95 ${p((c) => c.ready, 95)} ms; ready is sent once the server's side is connected (on the control channel if open, else the socket); ` +
+        `before the offer: start → webrtc_ice p50 ${p((c) => c.ice, 50)} ms, the client's own offer (its gathering) p50 ${p((c) => c.clientOffer, 50)} ms`,
+    },
+  ];
+}
+
+async function oneCall(s: ChildServer, index: number): Promise<Connect> {
+  const ws = new WebSocket(s.wsUrl, { perMessageDeflate: false });
+  const peer = new WebRtcTestPeer();
+  const seen = new Map<string, { at: number; text: string }>();
+  const waiters = new Map<string, () => void>();
+  const note = (text: string): void => {
+    const at = performance.now();
+    const type = /^\{"type":"([a-z_]+)"/.exec(text)?.[1] ?? '?';
+    if (!seen.has(type)) seen.set(type, { at, text });
+    waiters.get(type)?.();
+  };
+  const wait = (type: string, ms = 15000): Promise<{ at: number; text: string }> =>
+    withTimeout(
+      new Promise((resolve) => {
+        const check = (): void => {
+          const found = seen.get(type);
+          if (found) resolve(found);
+        };
+        waiters.set(type, check);
+        check();
+      }),
+      ms,
+      type,
+    );
+  ws.on('message', (data, isBinary) => !isBinary && note(String(data)));
+  peer.control.onMessage.subscribe((data) => note(typeof data === 'string' ? data : Buffer.from(data).toString('utf8')));
+  let connectedAt: number | undefined;
+  const connected = new Promise<void>((resolve) =>
+    peer.pc.connectionStateChange.subscribe((state) => {
+      if (state === 'connected') {
+        connectedAt ??= performance.now();
+        resolve();
+      }
+    }),
+  );
+  try {
+    await withTimeout(new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    }), 5000, 'socket open');
+    const t0 = performance.now();
+    ws.send(JSON.stringify({ type: 'start', session_id: `bench-rtc-${process.pid}-${index}`, api_key: s.apiKey, mode: { kind: 'service', greeting: false }, audio: { sr: 48000 }, transport: { kind: 'webrtc' } }));
+    const ice = await wait('webrtc_ice');
+    const tOffer0 = performance.now();
+    const sdp = await peer.offer();
+    const tOffer = performance.now();
+    ws.send(JSON.stringify({ type: 'webrtc_offer', sdp }));
+    const answer = await wait('webrtc_answer');
+    await peer.accept((JSON.parse(answer.text) as { sdp: string }).sdp);
+    await withTimeout(connected, 15000, 'connected');
+    const ready = await wait('ready');
+    return {
+      ice: ice.at - t0,
+      clientOffer: tOffer - tOffer0,
+      answer: answer.at - tOffer,
+      connected: (connectedAt as number) - tOffer,
+      ready: ready.at - tOffer,
+    };
+  } finally {
+    await peer.close().catch(() => undefined);
+    ws.close(1000);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Concurrency
+
+interface Step extends StepFigures {
+  n: number;
+  p50: number;
+  p99: number;
+  max: number;
+  intervals: number;
+  packets: number;
+  turns: number;
+  splitSpurts: number;
+  serverCores: number;
+  mainCores: number;
+  serverLag: ServerTiming;
+  /** Share of the window the server's main thread sat runnable waiting for a CPU. */
+  runQueue: number;
+  peersCores: number;
+  peersLagP99: number;
+  benchCores: number;
+  foreignCores: number;
+}
+
+/** The peer process and a strictly sequential request/reply over IPC. */
+class Peers {
+  private queue: Promise<unknown> = Promise.resolve();
+  private constructor(readonly child: ChildProcess) {}
+
+  static start(): Peers {
+    const child = fork(PEERS_SCRIPT, [], { cwd: REPO, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'pipe', 'ipc'], env: { ...process.env, LOG_LEVEL: 'silent' } });
+    liveChildren.add(child);
+    child.once('exit', () => liveChildren.delete(child));
+    return new Peers(child);
+  }
+
+  get pid(): number {
+    return this.child.pid as number;
+  }
+
+  cpuMs(): number {
+    return processCpuMs(this.pid);
+  }
+
+  request(command: PeerCommand, timeoutMs = 120000): Promise<PeerReply & { ok: true }> {
+    const next = this.queue.then(
+      () =>
+        withTimeout(
+          new Promise<PeerReply>((resolve, reject) => {
+            this.child.once('message', (reply: PeerReply) => resolve(reply));
+            this.child.once('exit', (code) => reject(new Error(`peer process exited (${code})`)));
+            this.child.send(command);
+          }),
+          timeoutMs,
+          `peer process: ${command.cmd}`,
+        ).then((reply) => {
+          if (!reply.ok) throw new Error(`peer process: ${reply.error}`);
+          return reply;
+        }),
+    );
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    await this.request({ cmd: 'close' }, 15000).catch(() => undefined);
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 3000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+const liveChildren = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of liveChildren) c.kill('SIGKILL');
+});
+
+async function concurrency(): Promise<Row[]> {
+  progress('webrtc: starting fake-provider server and the peer process for concurrency');
+  const s = await server({ BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, MAX_SESSIONS: '1000', START_TIMEOUT_MS: '20000' });
+  const peers = Peers.start();
+  let open = 0;
+  try {
+    const result = await ramp<Step>({
+      label: 'webrtc concurrency',
+      unit: 'calls',
+      steps: LOAD_STEPS,
+      target: JITTER_TARGET_MS,
+      budgetMs: LOAD_BUDGET_MS,
+      settleMs: LOAD_SETTLE_MS,
+      oursCpuMs: () => s.cpuMs() + peers.cpuMs(),
+      grow: async (n) => {
+        const t0 = performance.now();
+        const reply = await peers.request({ cmd: 'open', count: n - open, wsUrl: s.wsUrl, apiKey: s.apiKey, prefix: `bench-rtc-load-${n}` });
+        progress(`webrtc: ${reply.opened ?? 0} calls connected in ${round((performance.now() - t0) / 1000, 1)} s (${open + (reply.opened ?? 0)} open)`);
+        open += reply.opened ?? 0;
+      },
+      measure: (n) => measureWindow(s, peers, n),
+      cpuStepsAfterLimit: 2,
+      extraStop: (step) =>
+        step.peersCores > 0.9 ? `stopped at ${step.n} calls: the client peer process is saturated (the load generator, not the server, is the limit here)` : undefined,
+    });
+    return concurrencyRows(result);
+  } finally {
+    await peers.stop();
+    await s.stop();
+  }
+}
+
+async function measureWindow(s: ChildServer, peers: Peers, n: number): Promise<Step> {
+  const load = new LoadMeter(() => s.cpuMs() + peers.cpuMs());
+  await s.eventLoopDelay();
+  await peers.request({ cmd: 'record' });
+  const cpu0 = s.cpuMs();
+  const main0 = s.mainThreadCpuMs();
+  const queue0 = s.mainThreadRunQueueMs();
+  const peers0 = peers.cpuMs();
+  const t0 = performance.now();
+  load.begin();
+  await sleep(LOAD_WINDOW_MS);
+  load.end();
+  const wall = performance.now() - t0;
+  const cpu = s.cpuMs() - cpu0;
+  const main = s.mainThreadCpuMs() - main0;
+  const queue = s.mainThreadRunQueueMs() - queue0;
+  const peersCpu = peers.cpuMs() - peers0;
+  const stats = (await peers.request({ cmd: 'stop' })).stats as PeerStats;
+  const serverLag = await s.eventLoopDelay();
+  if (stats.deviations.length === 0) throw new Error('no downlink RTP during the measurement window');
+  return {
+    n,
+    p50: percentile(stats.deviations, 50),
+    p99: percentile(stats.deviations, 99),
+    max: Math.max(...stats.deviations),
+    intervals: stats.deviations.length,
+    packets: stats.packets,
+    turns: stats.turns,
+    splitSpurts: Math.max(0, stats.spurts - stats.turns),
+    serverCores: cpu / wall,
+    mainCores: main / wall,
+    serverLag,
+    serverPacerP99: serverLag.pacer.p99,
+    runQueue: queue / wall,
+    peersCores: peersCpu / wall,
+    peersLagP99: stats.lagP99,
+    benchCores: load.clientCores,
+    foreignCores: load.foreignCores,
+  };
+}
+
+function concurrencyRows(result: RampResult<Step>): Row[] {
+  const rows: Row[] = [];
+  const steps = result.steps;
+  for (const st of steps) {
+    const busy = (st.foreignCores > 0.15 ? ' (MACHINE BUSY)' : '') + (result.limitAt !== undefined && st.n > result.limitAt ? '; past the jitter limit, one window, for the CPU figures' : '');
+    rows.push({
+      benchmark: name,
+      metric: `downlink packet jitter p99, ${st.n} WebRTC calls`,
+      value: round(st.p99, 1),
+      unit: 'ms',
+      note:
+        `target < ${JITTER_TARGET_MS} ms; p50 ${round(st.p50, 1)}, max ${round(st.max, 1)} ms over ${st.intervals} intervals; ${round((st.packets / st.n / LOAD_WINDOW_MS) * 1000, 1)} packets/s/call, ` +
+        `${st.turns} replies, ${st.splitSpurts} pauses > 150 ms inside replies; server-side pacer send lateness p99 ${st.serverLag.pacer.p99} ms, max ${st.serverLag.pacer.max} ms (${st.serverLag.pacer.n} frames); ` +
+        `server ${round(st.serverCores, 2)} cores (event loop thread ${round(st.mainCores, 2)}; ` +
+        `its event-loop delay p99 ${st.serverLag.p99} ms, max ${st.serverLag.max} ms; ${st.serverLag.gc.count} GC pauses, longest ${st.serverLag.gc.maxMs} ms; ` +
+        `runnable but waiting for a CPU ${Math.round(st.runQueue * 100)} % of the window); client peer process ${round(st.peersCores, 2)} cores (event-loop delay p99 ${round(st.peersLagP99, 1)} ms); ` +
+        `other processes ${round(st.foreignCores, 2)} cores${busy}${windowsNote(st)}`,
+    });
+  }
+  const method =
+    `each call streams a 6 s loop (twelve.wav then room tone) as Opus RTP in real time and gets a ≈3.3 s reply per loop (fake ASR/TTS, local model); ` +
+    `jitter = |inter-arrival − 20 ms| of downlink RTP at the client peers, from the 5th packet of each talk spurt on; ${LOAD_WINDOW_MS / 1000} s windows after a ${LOAD_SETTLE_MS / 1000} s settle`;
+  const v = rampVerdict(result, JITTER_TARGET_MS);
+  rows.push({
+    benchmark: name,
+    metric: 'server CPU per WebRTC voice call (fake providers)',
+    value: round(v.perUnitMs, 1),
+    unit: 'ms CPU/s',
+    note:
+      `at ${v.at.n} calls: ${round(v.at.serverCores, 2)} cores / ${v.at.n} (all server threads, /proc); marginal ${round(v.marginalMs, 1)} ms/s per added call between ${steps[0]?.n} and ${v.at.n}; ` +
+      `Opus decode + encode, SRTP both ways, jitter buffer, 48↔16 kHz resampling, VAD, pacing, data channel; 10 ms/s = 1 % of a core; ${method}`,
+  });
+  rows.push({
+    benchmark: name,
+    metric: `concurrent WebRTC calls with jitter p99 < ${JITTER_TARGET_MS} ms, one process`,
+    value: v.capacity,
+    unit: 'calls',
+    note:
+      `target ≥ 50 per core; ${v.detail}; projected from the marginal CPU ≈ ${Math.floor(1000 / v.marginalMs)} calls per fully used core. ` +
+      `Like with like: LiveKit's ≈6 voice agents per core (their load test: 25 agents on 4 cores) runs Silero VAD and a turn-detector model in-process and calls STT/LLM/TTS services; ` +
+      `this figure has no model at all (fvad instead of Silero, instant fake ASR/TTS), so it bounds the transport and pipeline only; the voice rows "local providers" give a models-in-the-box figure`,
+  });
+  return rows;
+}

@@ -11,6 +11,9 @@ import { VAD_FRAME_MS } from './vad.ts';
 
 export const DEFAULT_TURN_END_THRESHOLD = 0.45;
 
+/** A frame this far under the segment's voiced level counts as silence (speech tails, room tone). */
+const TAIL_DROP_DB = 30;
+
 export function silenceMsForThreshold(threshold: number = DEFAULT_TURN_END_THRESHOLD): number {
   const t = Math.min(0.5, Math.max(0.05, threshold));
   return Math.round(200 + (0.5 - t) * 1200);
@@ -59,6 +62,8 @@ export class Endpointer {
   private silentMs = 0;
   private confirmed = false;
   private eagerFired = false;
+  /** Running loudness of the segment's voiced frames (dBFS), for the tail check. */
+  private voicedLevel: number | undefined;
 
   constructor(private options: EndpointerOptions) {}
 
@@ -71,9 +76,13 @@ export class Endpointer {
   }
 
   /** Feeds one 20 ms frame and its VAD decision; returns what happened at this frame. */
-  push(frame: Int16Array, speech: boolean): EndpointEvent[] {
+  push(frame: Int16Array, vadSpeech: boolean, levelDbfs: number = Number.POSITIVE_INFINITY): EndpointEvent[] {
     const events: EndpointEvent[] = [];
     const o = this.options;
+    // WebRTC VAD keeps calling a speech tail "speech" for about 100 ms after the voice stops.
+    // Inside a segment, a frame far below the segment's voiced level is silence whatever the VAD
+    // says, so the trailing silence is counted from the real end of speech.
+    const speech = vadSpeech && !(this.inSegment && this.voicedLevel !== undefined && levelDbfs < this.voicedLevel - TAIL_DROP_DB);
     if (!this.inSegment) {
       this.recent.push(speech);
       if (this.recent.length > 4) this.recent.shift();
@@ -86,6 +95,7 @@ export class Endpointer {
         this.silentMs = 0;
         this.confirmed = false;
         this.eagerFired = false;
+        this.voicedLevel = undefined;
         events.push({ type: 'speech_start', preroll: this.preroll });
         this.preroll = [];
         this.recent = [];
@@ -95,6 +105,7 @@ export class Endpointer {
     }
     if (speech) {
       this.voicedMs += VAD_FRAME_MS;
+      if (Number.isFinite(levelDbfs)) this.voicedLevel = this.voicedLevel === undefined ? levelDbfs : Math.max(levelDbfs, this.voicedLevel * 0.9 + levelDbfs * 0.1);
       if (this.eagerFired) {
         this.eagerFired = false;
         events.push({ type: 'speech_resumed' });

@@ -1,5 +1,5 @@
 import { Endpointer, type EndpointerOptions } from '../../media/endpointer.ts';
-import { Pcm16Reader } from '../../media/pcm.ts';
+import { Pcm16Reader, rmsDbfs } from '../../media/pcm.ts';
 import { Resampler } from '../../media/resampler.ts';
 import { SilenceMonitor, type SilentMicWarning } from '../../media/silence-monitor.ts';
 import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE, type VoiceActivityDetector } from '../../media/vad.ts';
@@ -101,7 +101,7 @@ export class VoiceInput {
   private onFrame(frame: Int16Array): void {
     const speech = this.vad.isSpeech(frame);
     if (this.endpointer.active) this.keep(frame);
-    for (const event of this.endpointer.push(frame, speech)) {
+    for (const event of this.endpointer.push(frame, speech, rmsDbfs(frame))) {
       switch (event.type) {
         case 'speech_start':
           this.asr = this.stt.open();

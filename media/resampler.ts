@@ -51,33 +51,34 @@ export class Resampler {
 
   process(input: Int16Array): Int16Array {
     if (this.passthrough) return input;
-    const buffer = new Float32Array(this.history.length + input.length);
+    const historyLength = this.history.length;
+    const buffer = new Float32Array(historyLength + input.length);
     buffer.set(this.history, 0);
-    for (let i = 0; i < input.length; i += 1) buffer[this.history.length + i] = input[i]!;
-    const out: number[] = [];
-    // Output sample n sits at input position basis + phaseNum/up.
+    for (let i = 0; i < input.length; i += 1) buffer[historyLength + i] = input[i]!;
+    // Output sample n sits at input position basis + phaseNum/up; written straight into a typed
+    // array sized for the most this chunk can yield (no per-sample allocation on the audio path).
+    const capacity = Math.ceil(((buffer.length - this.basis) * this.up) / this.down) + 1;
+    const out = new Int16Array(Math.max(0, capacity));
+    let count = 0;
+    const taps0 = HALF_TAPS - 1;
+    const width = HALF_TAPS * 2;
     for (;;) {
       const whole = this.basis + Math.floor(this.phaseNum / this.up);
-      const phase = this.phaseNum % this.up;
       if (whole + HALF_TAPS >= buffer.length) break;
-      const taps = this.table[phase]!;
-      const start = whole - (HALF_TAPS - 1);
+      const taps = this.table[this.phaseNum % this.up]!;
+      const start = whole - taps0;
       let acc = 0;
-      for (let k = 0; k < taps.length; k += 1) acc += buffer[start + k]! * taps[k]!;
-      out.push(acc);
+      for (let k = 0; k < width; k += 1) acc += buffer[start + k]! * taps[k]!;
+      const v = Math.round(acc);
+      out[count++] = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
       this.phaseNum += this.down;
     }
     // Keep enough history for the next chunk and rebase positions onto it.
     const consumedWhole = this.basis + Math.floor(this.phaseNum / this.up);
-    const keepFrom = Math.max(0, consumedWhole - (HALF_TAPS - 1));
+    const keepFrom = Math.max(0, consumedWhole - taps0);
     this.history = buffer.slice(keepFrom);
     this.basis = consumedWhole - keepFrom;
     this.phaseNum %= this.up;
-    const result = new Int16Array(out.length);
-    for (let i = 0; i < out.length; i += 1) {
-      const v = Math.round(out[i]!);
-      result[i] = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
-    }
-    return result;
+    return out.subarray(0, count);
   }
 }

@@ -48,6 +48,7 @@ export class ServerPeer {
   private timestamp = randomInt(0, 0x7fffffff);
   private connected = false;
   private closed = false;
+  private lastSentAt: number | undefined;
   packetsSent = 0;
   packetsReceived = 0;
 
@@ -105,11 +106,23 @@ export class ServerPeer {
     return local;
   }
 
-  /** One 20 ms frame of 48 kHz PCM → one Opus RTP packet. */
+  /**
+   * One 20 ms frame of 48 kHz PCM → one Opus RTP packet. After a silence with no packets the
+   * timestamp jumps by the time that passed and the marker bit opens the talkspurt (RFC 3551),
+   * so the receiver's jitter buffer sees the gap as a gap, not as delay.
+   */
   sendFrame(frame: Int16Array): void {
     if (!this.connected || this.closed) return;
+    const now = performance.now();
+    let marker = this.packetsSent === 0;
+    if (this.lastSentAt !== undefined && now - this.lastSentAt > 40) {
+      const silentFrames = Math.round((now - this.lastSentAt) / 20) - 1;
+      this.timestamp = (this.timestamp + silentFrames * OPUS_FRAME_SAMPLES) >>> 0;
+      marker = true;
+    }
+    this.lastSentAt = now;
     const packet = this.encoder.encode(frame);
-    const header = new RtpHeader({ payloadType: this.payloadType, sequenceNumber: this.sequence, timestamp: this.timestamp, marker: this.packetsSent === 0 });
+    const header = new RtpHeader({ payloadType: this.payloadType, sequenceNumber: this.sequence, timestamp: this.timestamp, marker });
     this.track.writeRtp(new RtpPacket(header, Buffer.from(packet)));
     this.sequence = (this.sequence + 1) & 0xffff;
     this.timestamp = (this.timestamp + OPUS_FRAME_SAMPLES) >>> 0;

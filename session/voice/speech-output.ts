@@ -58,16 +58,27 @@ export class SpeechOutput {
     return this.options.tts.synthesize(text, voice, signal);
   }
 
-  /** @internal queues PCM at the TTS rate; returns its duration in ms. */
-  queue(samples: Int16Array, sampleRate: number): number {
+  /**
+   * @internal queues PCM at the TTS rate; resolves with its duration in ms. A whole sentence is
+   * resampled in 200 ms slices with a turn of the event loop between them: one sentence at a
+   * time took ~10 ms, long enough to make every other session's downlink late.
+   */
+  async queue(samples: Int16Array, sampleRate: number, stopped: () => boolean): Promise<number> {
     let resampler = this.resamplers.get(sampleRate);
     if (!resampler) {
       resampler = new Resampler(sampleRate, this.options.outputRate);
       this.resamplers.set(sampleRate, resampler);
     }
-    const out = resampler.process(samples);
-    this.pacer.enqueue(out);
-    return (out.length * 1000) / this.options.outputRate;
+    const slice = Math.round(sampleRate / 5);
+    let queuedSamples = 0;
+    for (let offset = 0; offset < samples.length; offset += slice) {
+      if (offset > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      if (stopped()) break;
+      const out = resampler.process(samples.subarray(offset, offset + slice));
+      this.pacer.enqueue(out);
+      queuedSamples += out.length;
+    }
+    return (queuedSamples * 1000) / this.options.outputRate;
   }
 
   /** @internal */
@@ -153,10 +164,13 @@ export class SpeechTurn {
         let first = true;
         for await (const chunk of this.output.synthesize(sentence, this.voice, this.abort.signal)) {
           if (this.stopped) return;
-          const ms = this.output.queue(chunk.samples, chunk.sampleRate);
+          // On the timeline before it is queued: the pacer starts sending the first slice while
+          // later ones are still being resampled, and a barge-in may come in between.
+          const ms = (chunk.samples.length * 1000) / chunk.sampleRate;
           this.queuedMs += ms;
           if (first) this.timeline.add(sentence, ms);
           else this.timeline.extendLast(ms);
+          await this.output.queue(chunk.samples, chunk.sampleRate, () => this.stopped);
           first = false;
         }
       } catch (error) {

@@ -395,7 +395,7 @@ function concurrencyRows(result: RampResult<Step>): Row[] {
     rows.push({
       benchmark: name,
       metric: `downlink frame jitter p99, ${s.n} voice sessions`,
-      value: round(s.p99, 1),
+      value: round(s.p99, 2),
       unit: 'ms',
       note:
         `target < ${LOAD_JITTER_TARGET_MS} ms; p50 ${round(s.p50, 1)}, max ${round(s.max, 1)} ms over ${s.deviations} intervals; ${round((s.frames / s.n / LOAD_WINDOW_MS) * 1000, 1)} frames/s/session, ` +

@@ -7,7 +7,7 @@ import { WebRtcTestPeer } from '../signaling/testing/webrtc-test-peer.ts';
 import { withTimeout } from './lib/bench-client.ts';
 import { ChildServer, processCpuMs, type ServerTiming } from './lib/child-server.ts';
 import { LoadMeter } from './lib/load-meter.ts';
-import { ramp, rampVerdict, windowsNote, type RampResult, type StepFigures } from './lib/ramp.ts';
+import { measureStep, ramp, rampVerdict, windowsNote, type RampResult, type StepFigures } from './lib/ramp.ts';
 import { percentile, progress, round } from './lib/stats.ts';
 import type { PeerCommand, PeerReply, PeerStats } from './lib/webrtc-peers.ts';
 import type { Row } from './types.ts';
@@ -43,7 +43,9 @@ function server(env: Record<string, string> = {}): Promise<ChildServer> {
 }
 
 export async function run(): Promise<Row[]> {
-  return [...(await connectLatency()), ...(await concurrency())];
+  const rows = [...(await connectLatency()), ...(await concurrency())];
+  rows.push(...(await resamplingProbe(rows)));
+  return rows;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -211,8 +213,16 @@ class Peers {
       () =>
         withTimeout(
           new Promise<PeerReply>((resolve, reject) => {
-            this.child.once('message', (reply: PeerReply) => resolve(reply));
-            this.child.once('exit', (code) => reject(new Error(`peer process exited (${code})`)));
+            const onMessage = (reply: PeerReply): void => {
+              this.child.off('exit', onExit);
+              resolve(reply);
+            };
+            const onExit = (code: number | null): void => {
+              this.child.off('message', onMessage);
+              reject(new Error(`peer process exited (${code})`));
+            };
+            this.child.once('message', onMessage);
+            this.child.once('exit', onExit);
             this.child.send(command);
           }),
           timeoutMs,
@@ -273,6 +283,45 @@ async function concurrency(): Promise<Row[]> {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Diagnosis: the same 10 calls with the fake TTS already at 48 kHz
+
+const PROBE_CALLS = 10;
+
+/**
+ * The downlink resamples each TTS chunk (a whole sentence from flite, 16 kHz) to 48 kHz in one
+ * synchronous call (session/voice/speech-output.ts queue → media/resampler.ts), ≈ 3.5 ms of
+ * blocked event loop per second of speech. The same load with the fake TTS producing 48 kHz
+ * (no resampling) shows how much of the pacer's lateness that block is.
+ */
+async function resamplingProbe(rows: Row[]): Promise<Row[]> {
+  progress(`webrtc: diagnosis: ${PROBE_CALLS} calls with 48 kHz TTS (no downlink resampling)`);
+  const s = await server({ BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, BENCH_FAKE_TTS_RATE: '48000', START_TIMEOUT_MS: '20000' });
+  const peers = Peers.start();
+  try {
+    await peers.request({ cmd: 'open', count: PROBE_CALLS, wsUrl: s.wsUrl, apiKey: s.apiKey, prefix: 'bench-rtc-probe' });
+    await sleep(LOAD_SETTLE_MS);
+    const step = await measureStep(`webrtc diagnosis: ${PROBE_CALLS} calls, 48 kHz TTS`, JITTER_TARGET_MS, () => s.cpuMs() + peers.cpuMs(), () => measureWindow(s, peers, PROBE_CALLS));
+    const base = rows.find((r) => r.metric === `downlink packet jitter p99, ${PROBE_CALLS} WebRTC calls`);
+    const baseLateness = base ? /server-side pacer send lateness p99 ([\d.]+) ms/.exec(base.note)?.[1] : undefined;
+    return [
+      {
+        benchmark: name,
+        metric: `diagnosis: server pacer send lateness p99, ${PROBE_CALLS} calls, TTS already at 48 kHz`,
+        value: step.serverLag.pacer.p99,
+        unit: 'ms',
+        note:
+          `same load as the ${PROBE_CALLS}-call step but the fake TTS speaks at 48 kHz, so the downlink does not resample; with flite's 16 kHz (the step above) it was ${baseLateness ?? '?'} ms. ` +
+          `Resampling a 3.3 s sentence 16→48 kHz takes ≈ 11 ms in one synchronous call (25 ms cold). Client-side jitter p99 ${round(step.p99, 2)} ms; ` +
+          `event-loop delay max ${step.serverLag.max} ms; longest GC ${step.serverLag.gc.maxMs} ms; server ${round(step.serverCores, 2)} cores; other processes ${round(step.foreignCores, 2)} cores${windowsNote(step)}`,
+      },
+    ];
+  } finally {
+    await peers.stop();
+    await s.stop();
+  }
+}
+
 async function measureWindow(s: ChildServer, peers: Peers, n: number): Promise<Step> {
   const load = new LoadMeter(() => s.cpuMs() + peers.cpuMs());
   await s.eventLoopDelay();
@@ -322,7 +371,7 @@ function concurrencyRows(result: RampResult<Step>): Row[] {
     rows.push({
       benchmark: name,
       metric: `downlink packet jitter p99, ${st.n} WebRTC calls`,
-      value: round(st.p99, 1),
+      value: round(st.p99, 2),
       unit: 'ms',
       note:
         `target < ${JITTER_TARGET_MS} ms; p50 ${round(st.p50, 1)}, max ${round(st.max, 1)} ms over ${st.intervals} intervals; ${round((st.packets / st.n / LOAD_WINDOW_MS) * 1000, 1)} packets/s/call, ` +

@@ -53,7 +53,7 @@ export async function measureStep<T extends StepFigures>(
         `server event loop ${round(m.mainCores, 2)} cores, other processes ${round(m.foreignCores, 2)} cores`,
     );
     if (!best || m.p99 < best.p99) best = m;
-    if (m.p99 <= target || m.foreignCores <= BUSY_CORES || saturated(m)) break;
+    if (m.p99 < target || m.foreignCores <= BUSY_CORES || saturated(m)) break;
   }
   const kept = best as T;
   kept.windows = windows;
@@ -82,7 +82,7 @@ export function missReason(n: number, unit: string, target: number, step: StepFi
 export function windowsNote(step: StepFigures): string {
   const w = step.windows ?? [];
   if (w.length <= 1) return '';
-  return `; windows tried (p99 ms @ other-process cores): ${w.map((x) => `${round(x.p99, 1)} @ ${round(x.foreign, 2)}`).join(', ')}, the best kept`;
+  return `; windows tried (p99 ms @ other-process cores): ${w.map((x) => `${round(x.p99, 2)} @ ${round(x.foreign, 2)}`).join(', ')}, the best kept`;
 }
 
 /** A deadline for a whole ramp, so a busy machine cannot stretch the run without bound. */
@@ -149,7 +149,7 @@ export async function ramp<T extends StepFigures & { n: number }>(o: RampOptions
       limit ??= { reason: missReason(n, o.unit, o.target, step), n };
       return done(limit.reason, true);
     }
-    if (!limit && step.p99 > o.target) {
+    if (!limit && step.p99 >= o.target) {
       const why = missReason(n, o.unit, o.target, step);
       if (why.includes('INCONCLUSIVE')) inconclusive.push(why);
       else limit = { reason: why, n };
@@ -178,7 +178,7 @@ export function rampVerdict<T extends StepFigures & { n: number; serverCores: nu
   const first = steps[0] as T;
   const perUnitMs = (last.serverCores * 1000) / last.n;
   const marginalMs = steps.length > 1 ? ((last.serverCores - first.serverCores) * 1000) / (last.n - first.n) : perUnitMs;
-  const passing = steps.filter((s) => s.p99 <= target && !saturated(s) && (result.limitAt === undefined || s.n < result.limitAt));
+  const passing = steps.filter((s) => s.p99 < target && !saturated(s) && (result.limitAt === undefined || s.n < result.limitAt));
   const best = passing.at(-1);
   let capacity: string;
   if (!best) capacity = result.limitFound ? `< ${first.n}` : 'inconclusive';
@@ -187,6 +187,6 @@ export function rampVerdict<T extends StepFigures & { n: number; serverCores: nu
   const detail =
     `${result.stopReason}` +
     (result.inconclusive.length ? `; missed only on a busy machine (ramp went on): ${result.inconclusive.map((w) => /at (\d+)/.exec(w)?.[1]).join(', ')}` : '') +
-    `; steps measured ${steps.map((s) => `${s.n} (p99 ${round(s.p99, 1)} ms)`).join(', ')}`;
+    `; steps measured ${steps.map((s) => `${s.n} (p99 ${round(s.p99, 2)} ms)`).join(', ')}`;
   return { perUnitMs, marginalMs, at: last, capacity, detail };
 }

@@ -1,9 +1,9 @@
 import { fileURLToPath } from 'node:url';
-import type { Browser, Page } from 'puppeteer-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
-import { chromiumAvailable, closeChromium, launchChromium } from './browser.ts';
+import type { Page } from 'puppeteer-core';
+import { describe, expect, it } from 'vitest';
+import { chromiumAvailable } from './browser.ts';
 import type { W } from './client-page.ts';
+import { sendText, useDemoPage } from './demo-page.ts';
 
 /**
  * The demo page's features beyond text chat: the sample client tool, the sessionStorage reload
@@ -14,34 +14,7 @@ import type { W } from './client-page.ts';
 const SCREENSHOT = fileURLToPath(new URL('../demo/screenshot-voice.png', import.meta.url));
 
 describe.skipIf(!chromiumAvailable())('demo page in Chromium (tools, reload, reconnect, voice)', { timeout: 40_000 }, () => {
-  let server: TestServer;
-  let browser: Browser;
-  let page: Page;
-  let pageErrors: string[] = [];
-
-  beforeAll(async () => {
-    server = await startTestServer({ LOCAL_LLM_WORD_DELAY_MS: '20' });
-    browser = await launchChromium({ media: true });
-  });
-
-  afterAll(async () => {
-    await closeChromium(browser);
-    await server?.stop();
-  });
-
-  async function openDemo(): Promise<Page> {
-    page = await browser.newPage();
-    await page.setViewport({ width: 900, height: 760 });
-    pageErrors = [];
-    page.on('pageerror', (error) => pageErrors.push(String(error)));
-    await page.goto(`${server.url}/`, { waitUntil: 'load' });
-    return page;
-  }
-
-  afterEach(async () => {
-    expect(pageErrors).toEqual([]);
-    await page?.close();
-  });
+  const { openDemo } = useDemoPage({ LOCAL_LLM_WORD_DELAY_MS: '20' }, { media: true });
 
   const status = (p: Page) => p.$eval('#status', (el) => el.textContent ?? '');
   const waitStatus = (p: Page, text: string) =>
@@ -53,16 +26,12 @@ describe.skipIf(!chromiumAvailable())('demo page in Chromium (tools, reload, rec
       selector,
       text,
     );
-  async function send(p: Page, text: string): Promise<void> {
-    await p.type('#text', text);
-    await p.keyboard.press('Enter');
-  }
 
   it('runs the sample get_time tool and answers with its result', async () => {
     const p = await openDemo();
     await p.click('#connect');
     await waitStatus(p, 'connected');
-    await send(p, 'please get time');
+    await sendText(p, 'please get time');
     await waitMsg(p, '.msg.tool', 'get_time()');
     await waitMsg(p, '.msg.assistant', 'Done: get_time succeeded');
     const mode = await p.evaluate(() => (window as W).parleyClient.mode);
@@ -73,7 +42,7 @@ describe.skipIf(!chromiumAvailable())('demo page in Chromium (tools, reload, rec
     const p = await openDemo();
     await p.click('#connect');
     await waitStatus(p, 'connected');
-    await send(p, 'my name is Ada');
+    await sendText(p, 'my name is Ada');
     await waitMsg(p, '.msg.assistant', 'I will remember that.');
     const stored = await p.evaluate(() => JSON.parse(sessionStorage.getItem('parley.demo') ?? 'null'));
     expect(stored.state).toMatchObject({ version: 1, resumeToken: expect.stringMatching(/^rt_/) });
@@ -82,14 +51,14 @@ describe.skipIf(!chromiumAvailable())('demo page in Chromium (tools, reload, rec
     await waitStatus(p, 'connected · resumed');
     // the transcript came back with the page
     expect(await p.$$eval('.msg.user', (els) => els.map((e) => e.textContent))).toEqual(['my name is Ada']);
-    await send(p, 'what is my name');
+    await sendText(p, 'what is my name');
     await waitMsg(p, '.msg.assistant', 'Your name is Ada');
 
     // the server side of the socket goes away: automatic reconnect, status shows it
     await p.evaluate(() => (window as W).parleyClient._debugDropSocket());
     await waitStatus(p, 'resumed after a drop');
     await waitMsg(p, '.msg.system', 'reconnected');
-    await send(p, 'what is my name');
+    await sendText(p, 'what is my name');
     await p.waitForFunction(() => [...document.querySelectorAll('.msg.assistant')].filter((el) => el.textContent?.includes('Your name is Ada')).length === 2);
 
     // Disconnect forgets the state: a reload starts clean
@@ -132,7 +101,7 @@ describe.skipIf(!chromiumAvailable())('demo page in Chromium (tools, reload, rec
     await p.click('#talk');
     expect(await p.$eval('#mic', (el) => el.textContent)).toBe('microphone off');
     // typed text in a voice session joins the conversation as user text
-    await send(p, 'my name is Bea');
+    await sendText(p, 'my name is Bea');
     await waitMsg(p, '.msg.user', 'my name is Bea');
     await waitMsg(p, '.msg.assistant', 'Nice to meet you, Bea');
   });

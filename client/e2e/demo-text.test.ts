@@ -1,10 +1,10 @@
 import { fileURLToPath } from 'node:url';
-import type { Browser, Page } from 'puppeteer-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'puppeteer-core';
+import { describe, expect, it } from 'vitest';
 import { ServerFrame } from '../../signaling/frames/server.ts';
-import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
 import { FRAME_EVENT } from '../src/index.ts';
-import { chromiumAvailable, closeChromium, launchChromium } from './browser.ts';
+import { chromiumAvailable } from './browser.ts';
+import { sendText, useDemoPage } from './demo-page.ts';
 
 /**
  * The demo page (client/demo/index.html) and the bundled /client.js, driven end to end in
@@ -16,36 +16,9 @@ const SCREENSHOT = fileURLToPath(new URL('../demo/screenshot.png', import.meta.u
 const FRAME_TYPES: string[] = ServerFrame.options.map((o) => o.shape.type.value);
 
 describe.skipIf(!chromiumAvailable())('demo page in Chromium (text)', { timeout: 30_000 }, () => {
-  let server: TestServer;
-  let browser: Browser;
-  let page: Page;
-  let pageErrors: string[] = [];
-
-  beforeAll(async () => {
-    // A small per-word delay so replies stream in visibly, as they would from a real model.
-    server = await startTestServer({ LOCAL_LLM_WORD_DELAY_MS: '30' });
-    browser = await launchChromium();
-  });
-
-  afterAll(async () => {
-    await closeChromium(browser);
-    await server?.stop();
-  });
-
-  async function openDemo(): Promise<Page> {
-    page = await browser.newPage();
-    await page.setViewport({ width: 900, height: 760 });
-    pageErrors = [];
-    page.on('pageerror', (error) => pageErrors.push(String(error)));
-    await page.goto(`${server.url}/`, { waitUntil: 'load' });
-    return page;
-  }
-
-  afterEach(async () => {
-    // Uncaught exceptions in the page fail the test even when the visible flow looked fine.
-    expect(pageErrors).toEqual([]);
-    await page?.close();
-  });
+  // A small per-word delay so replies stream in visibly, as they would from a real model.
+  const demo = useDemoPage({ LOCAL_LLM_WORD_DELAY_MS: '30' });
+  const { openDemo } = demo;
 
   /** The initial text is "not connected", so require the status to start with "connected". */
   const waitConnected = (p: Page) =>
@@ -58,11 +31,6 @@ describe.skipIf(!chromiumAvailable())('demo page in Chromium (text)', { timeout:
     );
   const assistantTexts = (p: Page) =>
     p.$$eval('.msg.assistant', (els) => els.map((el) => el.textContent ?? ''));
-
-  async function send(p: Page, text: string): Promise<void> {
-    await p.type('#text', text);
-    await p.keyboard.press('Enter'); // submits the composer form
-  }
 
   it('connects with a dev key, greets, and answers a typed question as it streams', async () => {
     const p = await openDemo();
@@ -79,13 +47,13 @@ describe.skipIf(!chromiumAvailable())('demo page in Chromium (text)', { timeout:
         if (last?.textContent) seen.push(last.textContent);
       }).observe(document.querySelector('#log')!, { childList: true, subtree: true, characterData: true });
     });
-    await send(p, 'what is 6 times 7');
+    await sendText(p, 'what is 6 times 7');
     await waitAssistantSays(p, '42');
     const seen = await p.evaluate(() => (window as unknown as { seen: string[] }).seen);
     expect(new Set(seen).size).toBeGreaterThan(2);
     expect(await p.$eval('#text', (el) => (el as HTMLInputElement).value)).toBe('');
 
-    await send(p, 'my name is Ada');
+    await sendText(p, 'my name is Ada');
     await waitAssistantSays(p, 'I will remember that.');
     // One bubble per reply, in order (exact wording is the offline model's business).
     const replies = await assistantTexts(p);
@@ -102,7 +70,7 @@ describe.skipIf(!chromiumAvailable())('demo page in Chromium (text)', { timeout:
 
   it('connects with a pasted persistent key and refuses a bogus one', async () => {
     let p = await openDemo();
-    await p.type('#key', server.key);
+    await p.type('#key', demo.server.key);
     await p.click('#connect');
     await waitConnected(p);
     await waitAssistantSays(p, 'Hello');

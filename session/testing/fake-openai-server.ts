@@ -3,8 +3,8 @@
  * and tool loops are tested through sockets, SSE framing and all, instead of mocked fetch.
  */
 import { createServer } from 'node:http';
-import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { closeServer, flattenHeaders, listenOnLoopback, readBody, routeRequests, sendJson, sleep } from './fake-http.ts';
 
 export interface FakeToolCall {
   id?: string;
@@ -63,7 +63,7 @@ class FakeServer implements FakeOpenAiServer {
   delayMs = 0;
   private readonly queue: FakeReply[] = [];
   private scripted: ((body: any, index: number) => FakeReply) | undefined;
-  private readonly server: Server = createServer((req, res) => void this.handle(req, res));
+  private readonly server: Server = createServer(routeRequests((req, res, path) => this.handle(req, res, path)));
 
   script(fn: (body: any, index: number) => FakeReply): void {
     this.scripted = fn;
@@ -74,27 +74,22 @@ class FakeServer implements FakeOpenAiServer {
   }
 
   async listen(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    const { port } = this.server.address() as AddressInfo;
-    this.url = `http://127.0.0.1:${port}/v1`;
+    this.url = `${await listenOnLoopback(this.server)}/v1`;
   }
 
   close(): Promise<void> {
-    // Hanging replies hold their sockets open forever; cut them so close() resolves.
-    this.server.closeAllConnections();
-    return new Promise((resolve, reject) => this.server.close((err) => (err ? reject(err) : resolve())));
+    // Hanging replies hold their sockets open forever; closeServer cuts them so close() resolves.
+    return closeServer(this.server);
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    res.on('error', () => {}); // client went away; nothing to report
-    const path = (req.url ?? '').split('?')[0];
+  private async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     if (req.method !== 'POST' || path !== CHAT_PATH) {
       sendJson(res, 404, { error: { message: `no route ${req.method} ${req.url}`, type: 'not_found' } });
       return;
     }
     let body: unknown;
     try {
-      body = JSON.parse(await readBody(req));
+      body = JSON.parse((await readBody(req)).toString('utf8'));
     } catch {
       sendJson(res, 400, { error: { message: 'body is not JSON', type: 'invalid_request_error' } });
       return;
@@ -211,28 +206,4 @@ function argumentFragments(args: unknown): string[] {
 
 function startSse(res: ServerResponse): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string | undefined> {
-  const flat: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(headers)) flat[name] = Array.isArray(value) ? value.join(', ') : value;
-  return flat;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -9,8 +9,8 @@
  *   boundaries in the middle of a sample), like a synthesiser streaming its output.
  */
 import { createServer } from 'node:http';
-import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { closeServer, flattenHeaders, listenOnLoopback, readBody, routeRequests, sendJson, sleep } from './fake-http.ts';
 
 /** The WAV header fields of an uploaded file, read from its fmt and data chunks. */
 export interface WavInfo {
@@ -131,7 +131,7 @@ class FakeSpeechServer implements FakeOpenAiSpeechServer {
   speeches: RecordedSpeech[] = [];
   private transcribe: (request: TranscriptionContext) => TranscriptionReply = () => 'hello';
   private speak: (request: RecordedSpeech, index: number) => SpeechReply = (request) => toneReply(request.input);
-  private readonly server: Server = createServer((req, res) => void this.handle(req, res));
+  private readonly server: Server = createServer(routeRequests((req, res, path) => this.handle(req, res, path)));
 
   scriptTranscription(fn: (request: TranscriptionContext) => TranscriptionReply): void {
     this.transcribe = fn;
@@ -142,19 +142,14 @@ class FakeSpeechServer implements FakeOpenAiSpeechServer {
   }
 
   async listen(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    const { port } = this.server.address() as AddressInfo;
-    this.url = `http://127.0.0.1:${port}/v1`;
+    this.url = `${await listenOnLoopback(this.server)}/v1`;
   }
 
   close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve, reject) => this.server.close((err) => (err ? reject(err) : resolve())));
+    return closeServer(this.server);
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    res.on('error', () => {}); // client went away; nothing to report
-    const path = (req.url ?? '').split('?')[0];
+  private async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     try {
       if (req.method === 'POST' && path === TRANSCRIPTIONS_PATH) return await this.onTranscription(req, res);
       if (req.method === 'POST' && path === SPEECH_PATH) return await this.onSpeech(req, res);
@@ -333,28 +328,4 @@ function pcmBytes(samples: Int16Array): Buffer {
 function sendError(res: ServerResponse, status: number, message: string): void {
   const type = status >= 500 ? 'server_error' : status === 429 ? 'rate_limit_error' : 'invalid_request_error';
   sendJson(res, status, { error: { message, type, param: null, code: null } });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
-function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string | undefined> {
-  const flat: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(headers)) flat[name] = Array.isArray(value) ? value.join(', ') : value;
-  return flat;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -6,15 +6,18 @@ import {
   finish,
   lookup,
   mentions,
-  nextTurn,
+  narrationAfter,
   open,
+  openWithToolCall,
   pos,
   request,
   requests,
   sleep,
   toolCallFrame,
   toolResult,
+  refusalOf,
   report,
+  sayWhenMentioned,
   useRigs,
   utteranceOf,
   WAIT_MS,
@@ -45,11 +48,11 @@ describe('tool_call → tool_result round trip', () => {
 
   it.each(cases)('$name', async ({ fields, expected }) => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_rt', name: 'lookup', args: { order: 'A-17' } }] }, { text: 'Your order is on its way.' });
-    const client = await open(rig, { tools: [lookup] });
-    const { turnId } = await ask(client, 'where is my order');
-
-    const call = await toolCallFrame(client, 'call_rt');
+    const { client, turnId, calls: [call] } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_rt', name: 'lookup', args: { order: 'A-17' } }],
+      question: 'where is my order',
+      answer: 'Your order is on its way.',
+    });
     expect(call).toEqual({ type: 'tool_call', id: 'call_rt', name: 'lookup', args: { order: 'A-17' } });
     // SPEC Working signal: the turn waits on a result with nothing to say.
     const on = await client.waitFor('working', (f) => f.active, WAIT_MS);
@@ -102,14 +105,14 @@ describe('tool_call → tool_result round trip', () => {
 
   it('several calls in one round: each gets its own tool_call, the model gets every result', async () => {
     const rig = await start();
-    rig.fake.enqueue(
-      { toolCalls: [{ id: 'call_a', name: 'lookup', args: { order: 'A' } }, { id: 'call_b', name: 'lookup', args: { order: 'B' } }] },
-      { text: 'Both found.' },
-    );
-    const client = await open(rig, { tools: [lookup] });
-    const { turnId } = await ask(client, 'check A and B');
-    await toolCallFrame(client, 'call_a');
-    await toolCallFrame(client, 'call_b');
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [
+        { id: 'call_a', name: 'lookup', args: { order: 'A' } },
+        { id: 'call_b', name: 'lookup', args: { order: 'B' } },
+      ],
+      question: 'check A and B',
+      answer: 'Both found.',
+    });
     client.send({ type: 'tool_result', id: 'call_b', content: 'B ok', outcome: 'succeeded', verified: true });
     await sleep(100);
     // One answer is not enough: the round waits for both.
@@ -137,10 +140,12 @@ describe('tool_call → tool_result round trip', () => {
 describe('timeouts', () => {
   it('timeout_ms in the declaration → server tool_cancel {id}; the model is told timed_out', async () => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_slow', name: 'slow', args: {} }] }, { text: 'That took too long.' });
-    const client = await open(rig, { tools: [{ name: 'slow', timeout_ms: 300 }] });
-    const { turnId } = await ask(client, 'do the slow thing');
-    await toolCallFrame(client, 'call_slow');
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_slow', name: 'slow', args: {} }],
+      question: 'do the slow thing',
+      answer: 'That took too long.',
+      tools: [{ name: 'slow', timeout_ms: 300 }],
+    });
     const cancel = await client.waitFor('tool_cancel', (f) => f.id === 'call_slow', WAIT_MS);
     expect(cancel).toEqual({ type: 'tool_cancel', id: 'call_slow' });
     const end = await done(client, turnId);
@@ -150,9 +155,7 @@ describe('timeouts', () => {
     expect(utteranceOf(client, turnId)).toBe('That took too long.');
 
     // A result after the timeout changes nothing.
-    const after = client.frames.length;
-    client.send({ type: 'tool_result', id: 'call_slow', content: 'late', outcome: 'succeeded', verified: true });
-    const error = await client.waitFor('error', () => true, WAIT_MS, after);
+    const error = await refusalOf(client, { type: 'tool_result', id: 'call_slow', content: 'late', outcome: 'succeeded', verified: true });
     expect(error).toMatchObject({ code: 'unknown_tool_call', retryable: false });
     await sleep(100);
     expect(requests(rig)).toHaveLength(2);
@@ -161,10 +164,11 @@ describe('timeouts', () => {
 
   it('TOOL_TIMEOUT_MS applies to tools without timeout_ms', async () => {
     const rig = await start({ TOOL_TIMEOUT_MS: '300' });
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_default', name: 'lookup', args: { order: 'X' } }] }, { text: 'No answer in time.' });
-    const client = await open(rig, { tools: [lookup] });
-    const { turnId } = await ask(client, 'look it up');
-    await toolCallFrame(client, 'call_default');
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_default', name: 'lookup', args: { order: 'X' } }],
+      question: 'look it up',
+      answer: 'No answer in time.',
+    });
     await client.waitFor('tool_cancel', (f) => f.id === 'call_default', WAIT_MS);
     expect((await done(client, turnId)).status).toBe('completed');
     expect(toolResult(request(rig, 1), 'call_default')).toMatchObject({ outcome: 'timed_out', verified: false });
@@ -173,10 +177,12 @@ describe('timeouts', () => {
 
   it("a declaration's timeout_ms outranks TOOL_TIMEOUT_MS", async () => {
     const rig = await start({ TOOL_TIMEOUT_MS: '200' });
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_patient', name: 'patient', args: {} }] }, { text: 'Done.' });
-    const client = await open(rig, { tools: [{ name: 'patient', timeout_ms: 60_000 }] });
-    const { turnId } = await ask(client, 'take your time');
-    await toolCallFrame(client, 'call_patient');
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_patient', name: 'patient', args: {} }],
+      question: 'take your time',
+      answer: 'Done.',
+      tools: [{ name: 'patient', timeout_ms: 60_000 }],
+    });
     await sleep(1000);
     expect(client.all('tool_cancel')).toEqual([]);
     client.send({ type: 'tool_result', id: 'call_patient', content: 'finished', outcome: 'succeeded', verified: true });
@@ -189,10 +195,11 @@ describe('timeouts', () => {
 describe('cancel and stray results', () => {
   it('tool_cancel from the client → the model is told cancelled; nothing is echoed back', async () => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_c', name: 'lookup', args: { order: 'C' } }] }, { text: 'Cancelled it.' });
-    const client = await open(rig, { tools: [lookup] });
-    const { turnId } = await ask(client, 'look up C');
-    await toolCallFrame(client, 'call_c');
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_c', name: 'lookup', args: { order: 'C' } }],
+      question: 'look up C',
+      answer: 'Cancelled it.',
+    });
     client.send({ type: 'tool_cancel', id: 'call_c' });
     expect((await done(client, turnId)).status).toBe('completed');
     expect(toolResult(request(rig, 1), 'call_c')).toMatchObject({ outcome: 'cancelled', verified: false });
@@ -205,27 +212,24 @@ describe('cancel and stray results', () => {
     const rig = await start();
     rig.fake.enqueue({ toolCalls: [{ id: 'call_f', name: 'lookup', args: { order: 'F' } }] }, { text: 'ok' });
     const client = await open(rig, { tools: [lookup] });
-    client.send({ type: 'tool_cancel', id: 'call_unknown' });
-    expect(await client.waitFor('error', () => true, WAIT_MS)).toMatchObject({ code: 'unknown_tool_call', retryable: false });
+    expect(await refusalOf(client, { type: 'tool_cancel', id: 'call_unknown' })).toMatchObject({ code: 'unknown_tool_call', retryable: false });
     const { turnId } = await ask(client, 'look up F');
     await toolCallFrame(client, 'call_f');
     client.send({ type: 'tool_result', id: 'call_f', content: 'F', outcome: 'succeeded' });
     await done(client, turnId);
-    const after = client.frames.length;
-    client.send({ type: 'tool_cancel', id: 'call_f' });
-    expect(await client.waitFor('error', () => true, WAIT_MS, after)).toMatchObject({ code: 'unknown_tool_call' });
+    expect(await refusalOf(client, { type: 'tool_cancel', id: 'call_f' })).toMatchObject({ code: 'unknown_tool_call' });
     expect(client.all('error')).toHaveLength(2);
     finish(client, rig);
   });
 
   it('tool_result for an unknown id → error unknown_tool_call; the open call is untouched', async () => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_real', name: 'lookup', args: { order: 'R' } }] }, { text: 'Found it.' });
-    const client = await open(rig, { tools: [lookup] });
-    const { turnId } = await ask(client, 'look up R');
-    await toolCallFrame(client, 'call_real');
-    client.send({ type: 'tool_result', id: 'call_nope', content: 'STRAY-CONTENT', outcome: 'succeeded', verified: true });
-    const error = await client.waitFor('error', () => true, WAIT_MS);
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_real', name: 'lookup', args: { order: 'R' } }],
+      question: 'look up R',
+      answer: 'Found it.',
+    });
+    const error = await refusalOf(client, { type: 'tool_result', id: 'call_nope', content: 'STRAY-CONTENT', outcome: 'succeeded', verified: true });
     expect(error).toMatchObject({ code: 'unknown_tool_call', retryable: false, detail: expect.any(String) });
     await sleep(100);
     expect(requests(rig)).toHaveLength(1);
@@ -242,17 +246,17 @@ describe('cancel and stray results', () => {
 
   it('a second tool_result for the same id → error; the model is not asked again', async () => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_twice', name: 'lookup', args: { order: 'T' } }] }, { text: 'First answer.' }, { text: 'pong' });
-    const client = await open(rig, { tools: [lookup] });
-    const { turnId } = await ask(client, 'look up T');
-    await toolCallFrame(client, 'call_twice');
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_twice', name: 'lookup', args: { order: 'T' } }],
+      question: 'look up T',
+      answer: 'First answer.',
+      later: [{ text: 'pong' }],
+    });
     client.send({ type: 'tool_result', id: 'call_twice', content: 'one', outcome: 'succeeded' });
     await done(client, turnId);
     expect(requests(rig)).toHaveLength(2);
 
-    const after = client.frames.length;
-    client.send({ type: 'tool_result', id: 'call_twice', content: 'SECOND-RESULT', outcome: 'succeeded', verified: true });
-    const error = await client.waitFor('error', () => true, WAIT_MS, after);
+    const error = await refusalOf(client, { type: 'tool_result', id: 'call_twice', content: 'SECOND-RESULT', outcome: 'succeeded', verified: true });
     expect(error).toMatchObject({ code: 'unknown_tool_call', retryable: false });
 
     // A later turn is the only new model request, and it does not carry the second result.
@@ -269,13 +273,12 @@ describe('cancel and stray results', () => {
 describe('interruption while a call is open', () => {
   it('interrupt → interrupted + done; the late result is accepted, reaches the model and is narrated; the tool ran once', async () => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_int', name: 'lookup', args: { order: 'B-2' } }] });
-    rig.fake.script((body: { messages: { content: string | null }[] }) =>
-      body.messages.some((m) => (m.content ?? '').includes('LATE-RESULT-77')) ? { text: 'Order B-2 has shipped.' } : { text: 'ok' },
-    );
-    const client = await open(rig, { tools: [lookup] });
-    const { turnId } = await ask(client, 'where is B-2');
-    await toolCallFrame(client, 'call_int');
+    // No answer queued after the call: every later reply comes from the script.
+    rig.fake.script(sayWhenMentioned('LATE-RESULT-77', 'Order B-2 has shipped.'));
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_int', name: 'lookup', args: { order: 'B-2' } }],
+      question: 'where is B-2',
+    });
     await client.waitFor('working', (f) => f.active, WAIT_MS);
 
     client.send({ type: 'interrupt' });
@@ -286,9 +289,7 @@ describe('interruption while a call is open', () => {
     const off = client.all('working').find((w) => !w.active);
     expect(pos(client, off)).toBeLessThan(pos(client, end));
 
-    const after = client.frames.length;
-    client.send({ type: 'tool_result', id: 'call_int', content: { tracking: 'LATE-RESULT-77' }, outcome: 'succeeded', verified: true });
-    const narration = await nextTurn(client, after);
+    const narration = await narrationAfter(client, { type: 'tool_result', id: 'call_int', content: { tracking: 'LATE-RESULT-77' }, outcome: 'succeeded', verified: true });
     expect(narration).not.toBe(turnId);
     expect((await done(client, narration)).status).toBe('completed');
     expect(utteranceOf(client, narration)).toBe('Order B-2 has shipped.');
@@ -306,19 +307,18 @@ describe('interruption while a call is open', () => {
 
   it('a typed turn cutting in on an open call: the new request is valid and the late result still reaches the model', async () => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_cut', name: 'lookup', args: { order: 'C-3' } }] }, { text: 'Sure, something else.' });
     rig.fake.script(() => ({ text: 'ok' }));
-    const client = await open(rig, { tools: [lookup] });
-    const first = await ask(client, 'where is C-3');
-    await toolCallFrame(client, 'call_cut');
+    const { client, turnId: firstTurnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_cut', name: 'lookup', args: { order: 'C-3' } }],
+      question: 'where is C-3',
+      answer: 'Sure, something else.',
+    });
     const second = await ask(client, 'actually, never mind');
-    expect((await done(client, first.turnId)).status).toBe('interrupted');
+    expect((await done(client, firstTurnId)).status).toBe('interrupted');
     expect((await done(client, second.turnId)).status).toBe('completed');
     expect(request(rig, 1).messages.at(-1)).toMatchObject({ role: 'user', content: 'actually, never mind' });
 
-    const after = client.frames.length;
-    client.send({ type: 'tool_result', id: 'call_cut', content: 'CUT-RESULT-5', outcome: 'succeeded' });
-    const narration = await nextTurn(client, after);
+    const narration = await narrationAfter(client, { type: 'tool_result', id: 'call_cut', content: 'CUT-RESULT-5', outcome: 'succeeded' });
     await done(client, narration);
     const told = requests(rig).filter((body) => mentions(body, 'CUT-RESULT-5'));
     expect(told.length).toBeGreaterThanOrEqual(1);
@@ -334,12 +334,13 @@ describe('interruption while a call is open', () => {
 
   it('reset while a call is open: later requests are valid (no orphan tool message)', async () => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_reset', name: 'lookup', args: { order: 'Z' } }] }, { text: 'Fresh start.' });
-    const client = await open(rig, { tools: [lookup] });
-    const first = await ask(client, 'look up Z');
-    await toolCallFrame(client, 'call_reset');
+    const { client, turnId: firstTurnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_reset', name: 'lookup', args: { order: 'Z' } }],
+      question: 'look up Z',
+      answer: 'Fresh start.',
+    });
     client.send({ type: 'reset' });
-    expect((await done(client, first.turnId)).status).toBe('interrupted');
+    expect((await done(client, firstTurnId)).status).toBe('interrupted');
     const second = await ask(client, 'hello again');
     await done(client, second.turnId);
     await waitRequests(rig, 2);

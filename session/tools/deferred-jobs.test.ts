@@ -6,19 +6,23 @@ import {
   finish,
   lookup,
   mentions,
+  narrationAfter,
   nextTurn,
   open,
+  openWithToolCall,
   pos,
+  refusalOf,
   report,
   request,
   requests,
+  sayWhenMentioned,
   sleep,
-  toolCallFrame,
   toolResult,
   useRigs,
   utteranceOf,
   WAIT_MS,
   type Rig,
+  type WireRequest,
 } from './tool-test-kit.ts';
 
 /**
@@ -30,19 +34,18 @@ import {
 
 const start = useRigs();
 
-type Body = { model: string; messages: { role: string; content: string | null }[] };
-const said = (body: Body, text: string): boolean => body.messages.some((m) => (m.content ?? '').includes(text));
-
 /** A session where the model calls `report` (deferrable) on the first turn and the client defers it. */
 async function deferredJob(
   rig: Rig,
   handle = 'report-1',
   statusLabel: string | undefined = 'Building the report',
 ): Promise<{ client: WsTestClient; turnId: string; ack: Extract<WsTestClient['frames'][number], { type: 'tool_deferred_ack' }> }> {
-  rig.fake.enqueue({ toolCalls: [{ id: 'call_job', name: 'report', args: { quarter: 'Q3' } }] }, { text: 'I started the report.' });
-  const client = await open(rig, { tools: [report, lookup] });
-  const { turnId } = await ask(client, 'build the Q3 report');
-  await toolCallFrame(client, 'call_job');
+  const { client, turnId } = await openWithToolCall(rig, {
+    calls: [{ id: 'call_job', name: 'report', args: { quarter: 'Q3' } }],
+    question: 'build the Q3 report',
+    answer: 'I started the report.',
+    tools: [report, lookup],
+  });
   client.send({ type: 'tool_deferred', id: 'call_job', handle, ...(statusLabel ? { status_label: statusLabel } : {}) });
   const ack = await client.waitFor('tool_deferred_ack', () => true, WAIT_MS);
   return { client, turnId, ack };
@@ -51,7 +54,7 @@ async function deferredJob(
 describe('accepted deferral', () => {
   it('ack {accepted, id, handle, job_id, status_label, deferred_timeout}; the turn moves on; the later result is narrated', async () => {
     const rig = await start({ DEFERRED_TIMEOUT_S: '120' });
-    rig.fake.script((body: Body) => (said(body, 'JOB-RESULT-Q3') ? { text: 'Your Q3 report is ready.' } : { text: 'ok' }));
+    rig.fake.script(sayWhenMentioned('JOB-RESULT-Q3', 'Your Q3 report is ready.'));
     const { client, turnId, ack } = await deferredJob(rig);
     expect(ack).toEqual({
       type: 'tool_deferred_ack',
@@ -74,30 +77,24 @@ describe('accepted deferral', () => {
     expect(told).toMatchObject({ outcome: 'unknown', verified: false });
     expect(JSON.stringify(told?.content)).toContain(jobId);
 
-    const after = client.frames.length;
-    client.send({ type: 'tool_result', id: 'call_job', content: { pdf: 'JOB-RESULT-Q3' }, outcome: 'succeeded', verified: true });
-    const narration = await nextTurn(client, after);
+    const narration = await narrationAfter(client, { type: 'tool_result', id: 'call_job', content: { pdf: 'JOB-RESULT-Q3' }, outcome: 'succeeded', verified: true });
     expect(narration).not.toBe(turnId);
     expect((await done(client, narration)).status).toBe('completed');
     expect(utteranceOf(client, narration)).toBe('Your Q3 report is ready.');
     expect(requests(rig)).toHaveLength(3);
-    expect(said(request(rig, 2) as unknown as Body, 'JOB-RESULT-Q3')).toBe(true);
+    expect(mentions(request(rig, 2), 'JOB-RESULT-Q3')).toBe(true);
     expect(client.all('error')).toEqual([]);
     // The result was for the job: a second one is refused.
-    const later = client.frames.length;
-    client.send({ type: 'tool_result', id: 'call_job', content: 'again', outcome: 'succeeded' });
-    expect(await client.waitFor('error', () => true, WAIT_MS, later)).toMatchObject({ code: 'unknown_tool_call' });
+    expect(await refusalOf(client, { type: 'tool_result', id: 'call_job', content: 'again', outcome: 'succeeded' })).toMatchObject({ code: 'unknown_tool_call' });
     finish(client, rig);
   });
 
   it('a host tool_cancel of a deferred job (by its handle) ends the job and the user is told', async () => {
     const rig = await start();
-    rig.fake.script((body: Body) => (said(body, 'was cancelled') ? { text: 'The report was cancelled.' } : { text: 'ok' }));
+    rig.fake.script(sayWhenMentioned('was cancelled', 'The report was cancelled.'));
     const { client, turnId } = await deferredJob(rig, 'handle-c');
     await done(client, turnId);
-    const after = client.frames.length;
-    client.send({ type: 'tool_cancel', id: 'handle-c' });
-    const narration = await nextTurn(client, after);
+    const narration = await narrationAfter(client, { type: 'tool_cancel', id: 'handle-c' });
     await done(client, narration);
     expect(utteranceOf(client, narration)).toBe('The report was cancelled.');
     expect(client.all('error')).toEqual([]);
@@ -108,15 +105,13 @@ describe('accepted deferral', () => {
 describe('deferred timeout replaces the call timeout', () => {
   it('a deferred call is not cancelled at TOOL_TIMEOUT_MS; its result still ends the job', async () => {
     const rig = await start({ TOOL_TIMEOUT_MS: '300', DEFERRED_TIMEOUT_S: '120' });
-    rig.fake.script((body: Body) => (said(body, 'LONG-JOB-OK') ? { text: 'The long job is done.' } : { text: 'ok' }));
+    rig.fake.script(sayWhenMentioned('LONG-JOB-OK', 'The long job is done.'));
     const { client, turnId, ack } = await deferredJob(rig);
     expect(ack).toMatchObject({ accepted: true, deferred_timeout: 120 });
     await done(client, turnId);
     await sleep(1000);
     expect(client.all('tool_cancel')).toEqual([]);
-    const after = client.frames.length;
-    client.send({ type: 'tool_result', id: 'call_job', content: 'LONG-JOB-OK', outcome: 'succeeded', verified: true });
-    const narration = await nextTurn(client, after);
+    const narration = await narrationAfter(client, { type: 'tool_result', id: 'call_job', content: 'LONG-JOB-OK', outcome: 'succeeded', verified: true });
     await done(client, narration);
     expect(utteranceOf(client, narration)).toBe('The long job is done.');
     expect(client.all('error')).toEqual([]);
@@ -127,10 +122,11 @@ describe('deferred timeout replaces the call timeout', () => {
 describe('refused deferrals', () => {
   it('not_deferrable: the call stays open and its result still counts', async () => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_nd', name: 'lookup', args: { order: 'N' } }] }, { text: 'Got N.' });
-    const client = await open(rig, { tools: [lookup] });
-    const { turnId } = await ask(client, 'look up N');
-    await toolCallFrame(client, 'call_nd');
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_nd', name: 'lookup', args: { order: 'N' } }],
+      question: 'look up N',
+      answer: 'Got N.',
+    });
     client.send({ type: 'tool_deferred', id: 'call_nd', handle: 'h-nd' });
     const ack = await client.waitFor('tool_deferred_ack', () => true, WAIT_MS);
     expect(ack).toMatchObject({ accepted: false, id: 'call_nd', reason: 'not_deferrable' });
@@ -165,10 +161,12 @@ describe('refused deferrals', () => {
 
   it('call_closed: the call already has its result', async () => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_closed', name: 'report', args: {} }] }, { text: 'Done.' });
-    const client = await open(rig, { tools: [report] });
-    const { turnId } = await ask(client, 'build it');
-    await toolCallFrame(client, 'call_closed');
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_closed', name: 'report', args: {} }],
+      question: 'build it',
+      answer: 'Done.',
+      tools: [report],
+    });
     client.send({ type: 'tool_result', id: 'call_closed', content: 'built', outcome: 'succeeded' });
     await done(client, turnId);
     client.send({ type: 'tool_deferred', id: 'call_closed', handle: 'h-closed' });
@@ -179,14 +177,15 @@ describe('refused deferrals', () => {
 
   it('duplicate_handle: a second call cannot take a handle already in use', async () => {
     const rig = await start();
-    rig.fake.enqueue(
-      { toolCalls: [{ id: 'call_d1', name: 'report', args: { n: 1 } }, { id: 'call_d2', name: 'report', args: { n: 2 } }] },
-      { text: 'Both started.' },
-    );
-    const client = await open(rig, { tools: [report] });
-    const { turnId } = await ask(client, 'two reports');
-    await toolCallFrame(client, 'call_d1');
-    await toolCallFrame(client, 'call_d2');
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [
+        { id: 'call_d1', name: 'report', args: { n: 1 } },
+        { id: 'call_d2', name: 'report', args: { n: 2 } },
+      ],
+      question: 'two reports',
+      answer: 'Both started.',
+      tools: [report],
+    });
     client.send({ type: 'tool_deferred', id: 'call_d1', handle: 'same-handle' });
     await client.waitFor('tool_deferred_ack', (f) => f.id === 'call_d1', WAIT_MS);
     client.send({ type: 'tool_deferred', id: 'call_d2', handle: 'same-handle' });
@@ -204,7 +203,7 @@ describe('refused deferrals', () => {
 describe('deferred timeout', () => {
   it('DEFERRED_TIMEOUT_S passes → server tool_cancel {id}, the user is told in a narration turn', async () => {
     const rig = await start({ DEFERRED_TIMEOUT_S: '1' });
-    rig.fake.script((body: Body) => (said(body, 'timed_out') ? { text: 'Sorry, the report timed out.' } : { text: 'ok' }));
+    rig.fake.script(sayWhenMentioned('timed_out', 'Sorry, the report timed out.'));
     const { client, turnId, ack } = await deferredJob(rig);
     expect(ack).toMatchObject({ accepted: true, deferred_timeout: 1 });
     await done(client, turnId);
@@ -215,9 +214,7 @@ describe('deferred timeout', () => {
     expect(pos(client, cancel)).toBeLessThan(pos(client, client.all('turn').find((f) => f.turn_id === narration)));
     await done(client, narration);
     expect(utteranceOf(client, narration)).toBe('Sorry, the report timed out.');
-    const later = client.frames.length;
-    client.send({ type: 'tool_result', id: 'call_job', content: 'too late', outcome: 'succeeded' });
-    expect(await client.waitFor('error', () => true, WAIT_MS, later)).toMatchObject({ code: 'unknown_tool_call' });
+    expect(await refusalOf(client, { type: 'tool_result', id: 'call_job', content: 'too late', outcome: 'succeeded' })).toMatchObject({ code: 'unknown_tool_call' });
     finish(client, rig);
   });
 });
@@ -226,8 +223,8 @@ describe('narration and the floor', () => {
   it('a job result arriving while a reply streams is narrated only after that reply is done', async () => {
     const rig = await start();
     const slowText = Array.from({ length: 16 }, (_, i) => `word${i}`).join(' ');
-    rig.fake.script((body: Body) => {
-      if (said(body, 'SLOW-JOB-RESULT') && body.messages.at(-1)?.role === 'system') return { text: 'The job finished.' };
+    rig.fake.script((body: WireRequest) => {
+      if (mentions(body, 'SLOW-JOB-RESULT') && body.messages.at(-1)?.role === 'system') return { text: 'The job finished.' };
       if (body.messages.at(-1)?.content === 'tell me a story') return { text: slowText };
       return { text: 'ok' };
     });
@@ -265,9 +262,7 @@ describe('tool_job_delivery_failed', () => {
 
     // Both narration attempts hang before any text, so each is cut off with nothing delivered.
     rig.fake.enqueue({ hang: true }, { hang: true });
-    let after = client.frames.length;
-    client.send({ type: 'tool_result', id: 'call_job', content: 'REPORT-DONE', outcome: 'succeeded', verified: true });
-    const first = await nextTurn(client, after);
+    const first = await narrationAfter(client, { type: 'tool_result', id: 'call_job', content: 'REPORT-DONE', outcome: 'succeeded', verified: true });
     client.send({ type: 'interrupt' });
     const firstDone = await done(client, first);
     expect(firstDone.status).toBe('interrupted');
@@ -278,8 +273,7 @@ describe('tool_job_delivery_failed', () => {
     expect(pos(client, firstTurn)).toBeLessThan(pos(client, requeued[0]));
     expect(pos(client, requeued[0])).toBeLessThan(pos(client, firstDone));
 
-    after = pos(client, firstDone) + 1;
-    const second = await nextTurn(client, after);
+    const second = await nextTurn(client, pos(client, firstDone) + 1);
     client.send({ type: 'interrupt' });
     const secondDone = await done(client, second);
     expect(secondDone.status).toBe('interrupted');
@@ -306,9 +300,7 @@ describe('tool_job_delivery_failed', () => {
     await done(client, turnId);
     rig.fake.enqueue({ text: Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ') });
     rig.fake.delayMs = 50;
-    const after = client.frames.length;
-    client.send({ type: 'tool_result', id: 'call_job', content: 'done', outcome: 'succeeded', verified: true });
-    const narration = await nextTurn(client, after);
+    const narration = await narrationAfter(client, { type: 'tool_result', id: 'call_job', content: 'done', outcome: 'succeeded', verified: true });
     await client.waitFor('text_delta', (f) => f.turn_id === narration, WAIT_MS);
     client.send({ type: 'interrupt' });
     expect((await done(client, narration)).status).toBe('interrupted');

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WsTestClient } from '../../signaling/testing/ws-test-client.ts';
 import { sid } from '../../signaling/testing/conversation.ts';
+import { listenOnLoopback } from '../testing/fake-http.ts';
 import {
   ask,
   done,
@@ -11,12 +11,13 @@ import {
   mentions,
   nextTurn,
   open,
+  openWithToolCall,
   pos,
+  refusalOf,
   report,
   request,
   requests,
   sleep,
-  toolCallFrame,
   toolNames,
   toolResult,
   until,
@@ -73,15 +74,11 @@ async function startFakeSearch(): Promise<FakeSearch> {
       }),
     );
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  state.url = await listenOnLoopback(server);
   state.close = () => new Promise((resolve) => server.close(() => resolve()));
   searches.push(state);
   return state;
 }
-
-type Body = { model: string; messages: { role: string; content: string | null; tool_call_id?: string }[] };
-const said = (body: Body, text: string): boolean => body.messages.some((m) => (m.content ?? '').includes(text));
 
 describe('web_search', () => {
   it('mode.web_search without SEARCH_URL → error web_search_unavailable at start', async () => {
@@ -143,11 +140,13 @@ describe('web_search', () => {
   it('not offered without mode.web_search; a client tool named web_search is then run by the client', async () => {
     const search = await startFakeSearch();
     const rig = await start({ SEARCH_URL: search.url });
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_own', name: 'web_search', args: { query: 'intranet' } }] }, { text: 'Found it on the intranet.' });
-    const client = await open(rig, { tools: [{ name: 'web_search', description: 'search our intranet' }] });
-    const { turnId } = await ask(client, 'search the intranet');
-    const call = await toolCallFrame(client, 'call_own');
-    expect(call.name).toBe('web_search');
+    const { client, turnId, calls: [call] } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_own', name: 'web_search', args: { query: 'intranet' } }],
+      question: 'search the intranet',
+      answer: 'Found it on the intranet.',
+      tools: [{ name: 'web_search', description: 'search our intranet' }],
+    });
+    expect(call?.name).toBe('web_search');
     client.send({ type: 'tool_result', id: 'call_own', content: 'INTRANET-HIT', outcome: 'succeeded', verified: true });
     await done(client, turnId);
     expect(toolNames(request(rig, 0))).toEqual(['web_search', 'think_deeply']);
@@ -161,9 +160,9 @@ describe('web_search', () => {
 describe('think_deeply', () => {
   it('runs on the deep model in the background; the turn is told so; the answer is narrated later', async () => {
     const rig = await start({ LLM_DEEP_MODEL: 'deep-thinker' });
-    rig.fake.script((body: Body) => {
+    rig.fake.script((body: WireRequest) => {
       if (body.model === 'deep-thinker') return { text: 'DEEP-ANSWER-42' };
-      if (said(body, 'DEEP-ANSWER-42')) return { text: 'The answer is 42.' };
+      if (mentions(body, 'DEEP-ANSWER-42')) return { text: 'The answer is 42.' };
       if (body.messages.some((m) => m.role === 'tool')) return { text: 'Let me think about that.' };
       return { toolCalls: [{ id: 'call_think', name: 'think_deeply', args: { question: 'meaning of life' } }] };
     });
@@ -195,9 +194,9 @@ describe('think_deeply', () => {
 
   it('without LLM_DEEP_MODEL the configured model thinks', async () => {
     const rig = await start({ LLM_MODEL: 'main-model' });
-    rig.fake.script((body: Body) => {
+    rig.fake.script((body: WireRequest) => {
       if (body.messages.at(-1)?.content?.startsWith('Think carefully')) return { text: 'DEEP-ANSWER-7' };
-      if (said(body, 'DEEP-ANSWER-7')) return { text: 'It is 7.' };
+      if (mentions(body, 'DEEP-ANSWER-7')) return { text: 'It is 7.' };
       if (body.messages.some((m) => m.role === 'tool')) return { text: 'Thinking.' };
       return { toolCalls: [{ id: 'call_think', name: 'think_deeply', args: { question: 'lucky number' } }] };
     });
@@ -213,14 +212,16 @@ describe('think_deeply', () => {
 describe('cancel_pending_job', () => {
   it('offered only while a job runs; cancelling a deferred client job sends the host tool_cancel for its call', async () => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_job', name: 'report', args: {} }] }, { text: 'Report started.' });
-    const client = await open(rig, { tools: [report] });
-    const first = await ask(client, 'build the report');
-    await toolCallFrame(client, 'call_job');
+    const { client, turnId: firstTurnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_job', name: 'report', args: {} }],
+      question: 'build the report',
+      answer: 'Report started.',
+      tools: [report],
+    });
     expect(toolNames(request(rig, 0))).not.toContain('cancel_pending_job');
     client.send({ type: 'tool_deferred', id: 'call_job', handle: 'report-x', status_label: 'Report' });
     const ack = await client.waitFor('tool_deferred_ack', (f) => f.accepted, WAIT_MS);
-    await done(client, first.turnId);
+    await done(client, firstTurnId);
 
     rig.fake.enqueue({ toolCalls: [{ id: 'call_cancel', name: 'cancel_pending_job', args: {} }] }, { text: 'I cancelled the report.' });
     const second = await ask(client, 'cancel the report');
@@ -232,9 +233,7 @@ describe('cancel_pending_job', () => {
     expect(JSON.stringify(toolResult(request(rig, 3), 'call_cancel')?.content)).toContain(ack.job_id as string);
 
     // The job is over: the host's late result is refused and the tool is no longer offered.
-    const after = client.frames.length;
-    client.send({ type: 'tool_result', id: 'call_job', content: 'late', outcome: 'succeeded' });
-    expect(await client.waitFor('error', () => true, WAIT_MS, after)).toMatchObject({ code: 'unknown_tool_call' });
+    expect(await refusalOf(client, { type: 'tool_result', id: 'call_job', content: 'late', outcome: 'succeeded' })).toMatchObject({ code: 'unknown_tool_call' });
     await sleep(200);
     const last = await ask(client, 'anything else?');
     await done(client, last.turnId);
@@ -244,18 +243,19 @@ describe('cancel_pending_job', () => {
 
   it('by job_id: only that job is cancelled', async () => {
     const rig = await start();
-    rig.fake.enqueue(
-      { toolCalls: [{ id: 'call_j1', name: 'report', args: { n: 1 } }, { id: 'call_j2', name: 'report', args: { n: 2 } }] },
-      { text: 'Two reports started.' },
-    );
-    const client = await open(rig, { tools: [report] });
-    const first = await ask(client, 'two reports');
-    await toolCallFrame(client, 'call_j1');
-    await toolCallFrame(client, 'call_j2');
+    const { client, turnId: firstTurnId } = await openWithToolCall(rig, {
+      calls: [
+        { id: 'call_j1', name: 'report', args: { n: 1 } },
+        { id: 'call_j2', name: 'report', args: { n: 2 } },
+      ],
+      question: 'two reports',
+      answer: 'Two reports started.',
+      tools: [report],
+    });
     client.send({ type: 'tool_deferred', id: 'call_j1', handle: 'r1' });
     client.send({ type: 'tool_deferred', id: 'call_j2', handle: 'r2' });
     const ack1 = await client.waitFor('tool_deferred_ack', (f) => f.id === 'call_j1' && f.accepted, WAIT_MS);
-    await done(client, first.turnId);
+    await done(client, firstTurnId);
 
     rig.fake.enqueue({ toolCalls: [{ id: 'call_cancel', name: 'cancel_pending_job', args: { job_id: ack1.job_id } }] }, { text: 'Cancelled the first.' });
     const second = await ask(client, 'cancel the first one');
@@ -270,7 +270,7 @@ describe('cancel_pending_job', () => {
 
   it('cancels a think_deeply job: offered while it runs, and its answer is never narrated', async () => {
     const rig = await start({ LLM_DEEP_MODEL: 'deep-thinker' });
-    rig.fake.script((body: Body) => {
+    rig.fake.script((body: WireRequest) => {
       if (body.model === 'deep-thinker') return { hang: true };
       const last = body.messages.at(-1);
       if (last?.role === 'user' && last.content === 'think about it') return { toolCalls: [{ id: 'call_think', name: 'think_deeply', args: { question: 'q' } }] };

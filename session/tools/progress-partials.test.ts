@@ -1,17 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import {
-  ask,
   done,
   finish,
   lookup,
   mentions,
-  nextTurn,
+  narrationAfter,
   open,
+  openWithToolCall,
+  refusalOf,
   report,
   request,
   requests,
+  sayWhenMentioned,
   sleep,
-  toolCallFrame,
   toolResult,
   useRigs,
   utteranceOf,
@@ -37,10 +38,11 @@ async function barrier(client: WsTestClient): Promise<void> {
 describe('tool_progress', () => {
   it('enters the context (next model request has it) and does not resolve the call', async () => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_prog', name: 'lookup', args: { order: 'P' } }] }, { text: 'Found P.' });
-    const client = await open(rig, { tools: [lookup] });
-    const { turnId } = await ask(client, 'look up P');
-    await toolCallFrame(client, 'call_prog');
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_prog', name: 'lookup', args: { order: 'P' } }],
+      question: 'look up P',
+      answer: 'Found P.',
+    });
     client.send({ type: 'tool_progress', id: 'call_prog', note: 'PROGRESS-NOTE searching the warehouse' });
     await barrier(client);
     await sleep(100);
@@ -58,15 +60,14 @@ describe('tool_progress', () => {
 
   it('progress for an unknown or finished call → error unknown_tool_call', async () => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_fin', name: 'lookup', args: { order: 'F' } }] }, { text: 'ok' });
-    const client = await open(rig, { tools: [lookup] });
-    const { turnId } = await ask(client, 'look up F');
-    await toolCallFrame(client, 'call_fin');
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_fin', name: 'lookup', args: { order: 'F' } }],
+      question: 'look up F',
+      answer: 'ok',
+    });
     client.send({ type: 'tool_result', id: 'call_fin', content: 'done', outcome: 'succeeded' });
     await done(client, turnId);
-    const after = client.frames.length;
-    client.send({ type: 'tool_progress', id: 'call_fin', note: 'too late' });
-    expect(await client.waitFor('error', () => true, WAIT_MS, after)).toMatchObject({ code: 'unknown_tool_call', retryable: false });
+    expect(await refusalOf(client, { type: 'tool_progress', id: 'call_fin', note: 'too late' })).toMatchObject({ code: 'unknown_tool_call', retryable: false });
     finish(client, rig);
   });
 });
@@ -74,10 +75,11 @@ describe('tool_progress', () => {
 describe('tool_partial_result', () => {
   it('enters the context without resolving the call', async () => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_part', name: 'lookup', args: { order: 'Q' } }] }, { text: 'Here is Q.' });
-    const client = await open(rig, { tools: [lookup] });
-    const { turnId } = await ask(client, 'look up Q');
-    await toolCallFrame(client, 'call_part');
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_part', name: 'lookup', args: { order: 'Q' } }],
+      question: 'look up Q',
+      answer: 'Here is Q.',
+    });
     client.send({ type: 'tool_partial_result', id: 'call_part', content: { first_rows: 'PARTIAL-ROWS-1' } });
     await barrier(client);
     await sleep(100);
@@ -92,10 +94,11 @@ describe('tool_partial_result', () => {
 
   it('content up to 2 KiB is accepted, over 2 KiB → partial_too_large; the 9th accepted partial → partial_limit', async () => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_many', name: 'lookup', args: { order: 'M' } }] }, { text: 'ok' });
-    const client = await open(rig, { tools: [lookup] });
-    const { turnId } = await ask(client, 'look up M');
-    await toolCallFrame(client, 'call_many');
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_many', name: 'lookup', args: { order: 'M' } }],
+      question: 'look up M',
+      answer: 'ok',
+    });
     // A JSON string of n characters serializes to n + 2 bytes.
     client.send({ type: 'tool_partial_result', id: 'call_many', content: 'a'.repeat(2046) }); // 2048 bytes: accepted (1)
     client.send({ type: 'tool_partial_result', id: 'call_many', content: 'b'.repeat(2047) }); // 2049 bytes: too large
@@ -119,17 +122,17 @@ describe('tool_partial_result', () => {
   it('a partial for an unknown call → error unknown_tool_call', async () => {
     const rig = await start();
     const client = await open(rig, { tools: [lookup] });
-    client.send({ type: 'tool_partial_result', id: 'call_missing', content: 'x' });
-    expect(await client.waitFor('error', () => true, WAIT_MS)).toMatchObject({ code: 'unknown_tool_call', retryable: false });
+    expect(await refusalOf(client, { type: 'tool_partial_result', id: 'call_missing', content: 'x' })).toMatchObject({ code: 'unknown_tool_call', retryable: false });
     finish(client, rig);
   });
 
   it('reply:true while a reply is in flight does not start another turn', async () => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_busy', name: 'lookup', args: { order: 'Y' } }] }, { text: 'All done.' });
-    const client = await open(rig, { tools: [lookup] });
-    const { turnId } = await ask(client, 'look up Y');
-    await toolCallFrame(client, 'call_busy');
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_busy', name: 'lookup', args: { order: 'Y' } }],
+      question: 'look up Y',
+      answer: 'All done.',
+    });
     // The turn that made the call is still in flight, waiting on it.
     client.send({ type: 'tool_partial_result', id: 'call_busy', content: 'BUSY-PARTIAL', reply: true });
     await barrier(client);
@@ -146,20 +149,18 @@ describe('tool_partial_result', () => {
 
   it('reply:true with no reply in flight starts a narration turn that has the partial', async () => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_bg', name: 'report', args: {} }] }, { text: 'Working on it in the background.' });
-    rig.fake.script((body: { messages: { content: string | null }[] }) =>
-      body.messages.some((m) => (m.content ?? '').includes('FREE-PARTIAL')) ? { text: 'First numbers are in.' } : { text: 'ok' },
-    );
-    const client = await open(rig, { tools: [report] });
-    const { turnId } = await ask(client, 'build the report');
-    await toolCallFrame(client, 'call_bg');
+    rig.fake.script(sayWhenMentioned('FREE-PARTIAL', 'First numbers are in.'));
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_bg', name: 'report', args: {} }],
+      question: 'build the report',
+      answer: 'Working on it in the background.',
+      tools: [report],
+    });
     client.send({ type: 'tool_deferred', id: 'call_bg', handle: 'report-1' });
     await client.waitFor('tool_deferred_ack', (f) => f.accepted, WAIT_MS);
     await done(client, turnId);
 
-    const after = client.frames.length;
-    client.send({ type: 'tool_partial_result', id: 'call_bg', content: 'FREE-PARTIAL', reply: true });
-    const narration = await nextTurn(client, after);
+    const narration = await narrationAfter(client, { type: 'tool_partial_result', id: 'call_bg', content: 'FREE-PARTIAL', reply: true });
     expect((await done(client, narration)).status).toBe('completed');
     expect(utteranceOf(client, narration)).toBe('First numbers are in.');
     expect(requests(rig)).toHaveLength(3);
@@ -169,10 +170,12 @@ describe('tool_partial_result', () => {
 
   it('reply defaults to false: a partial with no reply in flight starts no turn', async () => {
     const rig = await start();
-    rig.fake.enqueue({ toolCalls: [{ id: 'call_quiet', name: 'report', args: {} }] }, { text: 'Started.' });
-    const client = await open(rig, { tools: [report] });
-    const { turnId } = await ask(client, 'build the report');
-    await toolCallFrame(client, 'call_quiet');
+    const { client, turnId } = await openWithToolCall(rig, {
+      calls: [{ id: 'call_quiet', name: 'report', args: {} }],
+      question: 'build the report',
+      answer: 'Started.',
+      tools: [report],
+    });
     client.send({ type: 'tool_deferred', id: 'call_quiet', handle: 'report-q' });
     await done(client, turnId);
     client.send({ type: 'tool_partial_result', id: 'call_quiet', content: 'QUIET-PARTIAL' });

@@ -8,7 +8,7 @@ import type { ServerFrame } from '../../signaling/frames/server.ts';
 import { openText, WAIT_MS } from '../../signaling/testing/conversation.ts';
 import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
 import type { WsTestClient } from '../../signaling/testing/ws-test-client.ts';
-import { startFakeOpenAiServer, type FakeOpenAiServer } from '../testing/fake-openai-server.ts';
+import { startFakeOpenAiServer, type FakeOpenAiServer, type FakeReply, type FakeToolCall } from '../testing/fake-openai-server.ts';
 
 export { WAIT_MS };
 
@@ -70,6 +70,40 @@ export async function ask(client: WsTestClient, text: string): Promise<{ turnId:
   return { turnId: asr.turn_id as string, after };
 }
 
+/**
+ * The opening most tool tests share: the model answers `question` with `calls` in one round
+ * (then `answer`, and `later` replies after that, if given); a session declaring `tools`
+ * (default: lookup) asks it. Resolves once the client received every tool_call frame, returned
+ * in the order of `calls`.
+ */
+export async function openWithToolCall(
+  rig: Rig,
+  opening: { calls: (FakeToolCall & { id: string })[]; question: string; answer?: string; later?: FakeReply[]; tools?: unknown[] },
+): Promise<{ client: WsTestClient; turnId: string; calls: FrameOf<'tool_call'>[] }> {
+  const replies: FakeReply[] = [{ toolCalls: opening.calls }];
+  if (opening.answer !== undefined) replies.push({ text: opening.answer });
+  rig.fake.enqueue(...replies, ...(opening.later ?? []));
+  const client = await open(rig, { tools: opening.tools ?? [lookup] });
+  const { turnId } = await ask(client, opening.question);
+  const calls: FrameOf<'tool_call'>[] = [];
+  for (const call of opening.calls) calls.push(await toolCallFrame(client, call.id));
+  return { client, turnId, calls };
+}
+
+/** Sends a frame the server must refuse; resolves with the first error frame after it. */
+export async function refusalOf(client: WsTestClient, frame: Record<string, unknown>): Promise<FrameOf<'error'>> {
+  const after = client.frames.length;
+  client.send(frame);
+  return client.waitFor('error', () => true, WAIT_MS, after);
+}
+
+/** Sends a frame that should start a turn by itself (a narration); resolves with that turn's id. */
+export async function narrationAfter(client: WsTestClient, frame: Record<string, unknown>): Promise<string> {
+  const after = client.frames.length;
+  client.send(frame);
+  return nextTurn(client, after);
+}
+
 export function done(client: WsTestClient, turnId: string, timeoutMs = WAIT_MS): Promise<FrameOf<'done'>> {
   return client.waitFor('done', (f) => f.turn_id === turnId, timeoutMs);
 }
@@ -127,6 +161,14 @@ export interface WireRequest {
   messages: WireMessage[];
   tools?: { type: string; function: { name: string; description?: string; parameters?: unknown } }[];
   tool_choice?: unknown;
+}
+
+/**
+ * A model script for narration tests: it says `reply` once a request mentions `marker` (the
+ * result being narrated has reached the context), and 'ok' to anything else.
+ */
+export function sayWhenMentioned(marker: string, reply: string): (body: WireRequest) => FakeReply {
+  return (body) => (mentions(body, marker) ? { text: reply } : { text: 'ok' });
 }
 
 export function requests(rig: Rig): WireRequest[] {

@@ -2,7 +2,7 @@ import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, 
 import { randomInt } from 'node:crypto';
 import { JitterBuffer } from './jitter-buffer.ts';
 import { unifyBundleCredentials } from './offer-sdp.ts';
-import { OPUS_FRAME_SAMPLES, OpusFrameDecoder, OpusFrameEncoder } from './opus.ts';
+import { MEDIA_FRAME_SAMPLES, MEDIA_RATE, OPUS_FRAME_SAMPLES, OpusFrameDecoder, OpusFrameEncoder } from './opus.ts';
 
 export interface IceServerEntry {
   urls: string | string[];
@@ -17,7 +17,7 @@ export interface ServerPeerOptions {
   portRange: [number, number] | undefined;
   /** Use only loopback candidate pairs (tests and single-machine setups). */
   loopbackOnly?: boolean;
-  /** Decoded uplink audio: PCM16 mono 48 kHz, one 20 ms frame at a time. */
+  /** Decoded uplink audio: PCM16 mono at MEDIA_RATE (16 kHz), one 20 ms frame at a time. */
   onAudio(frame: Int16Array): void;
   /** A text message on the `control` data channel. */
   onControl(text: string): void;
@@ -39,8 +39,8 @@ export class OfferError extends Error {
 export class ServerPeer {
   private readonly pc: RTCPeerConnection;
   private readonly track = new MediaStreamTrack({ kind: 'audio' });
-  private readonly encoder = new OpusFrameEncoder();
-  private readonly decoder = new OpusFrameDecoder();
+  private readonly encoder = new OpusFrameEncoder(MEDIA_RATE);
+  private readonly decoder = new OpusFrameDecoder(MEDIA_RATE);
   private readonly jitter = new JitterBuffer(3);
   private control: RTCDataChannel | undefined;
   private payloadType = 111;
@@ -107,7 +107,7 @@ export class ServerPeer {
   }
 
   /**
-   * One 20 ms frame of 48 kHz PCM → one Opus RTP packet. After a silence with no packets the
+   * One 20 ms frame of MEDIA_RATE PCM → one Opus RTP packet. After a silence with no packets the
    * timestamp jumps by the time that passed and the marker bit opens the talkspurt (RFC 3551),
    * so the receiver's jitter buffer sees the gap as a gap, not as delay.
    */
@@ -145,7 +145,7 @@ export class ServerPeer {
   private onRtp(sequence: number, payload: Buffer): void {
     this.packetsReceived += 1;
     for (const released of this.jitter.push(sequence, payload)) {
-      const pcm = released.kind === 'packet' ? this.decoder.decode(released.payload) : new Int16Array(OPUS_FRAME_SAMPLES);
+      const pcm = released.kind === 'packet' ? this.decoder.decode(released.payload) : new Int16Array(MEDIA_FRAME_SAMPLES);
       if (pcm.length > 0) this.options.onAudio(pcm);
     }
   }

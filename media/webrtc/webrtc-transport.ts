@@ -3,7 +3,7 @@ import type { Transport } from '../../session/transport.ts';
 import { sharedPacerClock, type Ticking } from '../pacer-clock.ts';
 import { Pcm16Reader } from '../pcm.ts';
 import { BackgroundBed } from './background-bed.ts';
-import { OPUS_FRAME_SAMPLES } from './opus.ts';
+import { MEDIA_FRAME_SAMPLES, MEDIA_RATE } from './opus.ts';
 import type { ServerPeer } from './server-peer.ts';
 
 /** The signaling socket, while it lasts: frames fall back to it until `control` opens. */
@@ -15,7 +15,7 @@ export interface SignalingLink {
 
 /**
  * The session core's Transport over a WebRTC call. Frames go on the `control` data channel once
- * it is open, otherwise on the signaling socket. Audio arrives as 20 ms PCM16 frames at 48 kHz
+ * it is open, otherwise on the signaling socket. Audio arrives as 20 ms PCM16 frames at MEDIA_RATE
  * (the session is configured for that on this transport) and leaves as Opus RTP; with the
  * background bed on, the bed is mixed under speech and fills the silences, so RTP flows for the
  * whole call.
@@ -34,7 +34,7 @@ export class WebRtcTransport implements Transport, Ticking {
     backgroundAudio: boolean,
   ) {
     if (backgroundAudio) {
-      this.bed = new BackgroundBed();
+      this.bed = new BackgroundBed(MEDIA_RATE);
       this.lastFrameAt = performance.now();
       sharedPacerClock.add(this);
     }
@@ -49,7 +49,7 @@ export class WebRtcTransport implements Transport, Ticking {
   sendAudio(bytes: Uint8Array): void {
     if (this.closed) return;
     const frame = this.reader.read(bytes);
-    if (frame.length !== OPUS_FRAME_SAMPLES) return;
+    if (frame.length !== MEDIA_FRAME_SAMPLES) return;
     this.bed?.mixInto(frame);
     this.peer.sendFrame(frame);
     this.lastFrameAt = performance.now();
@@ -59,7 +59,7 @@ export class WebRtcTransport implements Transport, Ticking {
   tick(now: number): void {
     if (!this.bed || this.closed) return;
     while (now - this.lastFrameAt >= 20) {
-      const frame = new Int16Array(OPUS_FRAME_SAMPLES);
+      const frame = new Int16Array(MEDIA_FRAME_SAMPLES);
       this.bed.mixInto(frame);
       this.peer.sendFrame(frame);
       this.lastFrameAt += 20;

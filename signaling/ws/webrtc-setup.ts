@@ -1,5 +1,6 @@
 import { OfferError, ServerPeer } from '../../media/webrtc/server-peer.ts';
 import { WebRtcTransport, type SignalingLink } from '../../media/webrtc/webrtc-transport.ts';
+import { MEDIA_RATE } from '../../media/webrtc/opus.ts';
 import type { Session } from '../../session/session.ts';
 import type { ServerContext } from '../context.ts';
 import type { WsErrorCode } from '../errors.ts';
@@ -79,8 +80,8 @@ export class WebRtcSetup {
 
   private onConnected(peer: ServerPeer): void {
     const transport = new WebRtcTransport(peer, this.signaling, this.prepared.settings.backgroundAudio);
-    // Opus at 48 kHz both ways; the session sees plain PCM16.
-    this.session = this.prepared.build(transport, { inputRate: 48000, outputRate: 48000, encoding: 'pcm16' });
+    // Opus both ways at the media rate; the session sees plain PCM16 and resamples nothing.
+    this.session = this.prepared.build(transport, { inputRate: MEDIA_RATE, outputRate: MEDIA_RATE, encoding: 'pcm16' });
     this.hooks.onSession(this.session, transport);
   }
 }

@@ -22,11 +22,7 @@ export interface HistorySlot {
 export class ConversationHistory {
   private entries: HistorySlot[] = [];
 
-  constructor(private instructions: string | undefined) {}
-
-  setInstructions(instructions: string | undefined): void {
-    this.instructions = instructions;
-  }
+  constructor(private readonly instructions: string | undefined) {}
 
   addUser(text: string): void {
     this.entries.push({ message: { role: 'user', content: text } });

@@ -36,13 +36,6 @@ export const WS_ERRORS = {
 
 export type WsErrorCode = keyof typeof WS_ERRORS;
 
-/** Close codes used without an error frame. */
-export const CLOSE = {
-  normal: 1000,
-  goingAway: 1001,
-  messageTooBig: 1009,
-} as const;
-
 export const HTTP_ERRORS = {
   invalid_session_id: 400,
   invalid_request: 400,

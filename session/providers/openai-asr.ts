@@ -8,7 +8,7 @@
  */
 import type { SpeechToText, TranscriptionStream } from './asr.ts';
 import { SpeechProviderError } from './tts.ts';
-import { describeError, describeHttpError, isRetryableStatus } from './openai-http.ts';
+import { describeError, describeHttpError, endpoint, isRetryableStatus } from './openai-http.ts';
 
 export interface OpenAiSpeechToTextOptions {
   /** e.g. `https://api.openai.com/v1`; a trailing slash is tolerated. */
@@ -45,7 +45,7 @@ export class OpenAiSpeechToText implements SpeechToText {
 
   constructor(private readonly options: OpenAiSpeechToTextOptions) {
     this.name = `openai:${options.model}`;
-    this.url = `${options.baseUrl.replace(/\/+$/, '')}/audio/transcriptions`;
+    this.url = endpoint(options.baseUrl, 'audio/transcriptions');
   }
 
   open(): TranscriptionStream {

@@ -6,6 +6,54 @@
 
 const MAX_ERROR_DETAIL = 300;
 
+/** `${baseUrl}/${path}` with any trailing slash of the base tolerated. */
+export function endpoint(baseUrl: string, path: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/${path}`;
+}
+
+export type PostOutcome =
+  | { kind: 'response'; response: Response }
+  | { kind: 'aborted' }
+  | { kind: 'timeout'; timeoutMs: number }
+  | { kind: 'failed'; error: unknown };
+
+/**
+ * POSTs JSON to an OpenAI-compatible endpoint with a bound on the time to response headers.
+ * `controller` is the request's own (aborting it also ends a body still streaming); the caller's
+ * abort shows as `aborted`, never as an error.
+ */
+export async function postJson(options: {
+  url: string;
+  body: unknown;
+  apiKey: string | undefined;
+  accept?: string;
+  timeoutMs: number;
+  controller: AbortController;
+  callerSignal: AbortSignal;
+  fetchImpl: typeof fetch | undefined;
+}): Promise<PostOutcome> {
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    options.controller.abort();
+  }, options.timeoutMs);
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (options.accept) headers.accept = options.accept;
+  if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+  try {
+    // Resolve fetch at call time so tests (and polyfills) that swap globalThis.fetch still apply.
+    const fetchImpl = options.fetchImpl ?? fetch;
+    const response = await fetchImpl(options.url, { method: 'POST', headers, body: JSON.stringify(options.body), signal: options.controller.signal });
+    return { kind: 'response', response };
+  } catch (error) {
+    if (options.callerSignal.aborted) return { kind: 'aborted' };
+    if (timedOut) return { kind: 'timeout', timeoutMs: options.timeoutMs };
+    return { kind: 'failed', error };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }

@@ -18,7 +18,7 @@ import type {
   ModelToolChoice,
   ToolCallRequest,
 } from './llm.ts';
-import { abortable, describeError, describeHttpError, isRetryableStatus, truncate } from './openai-http.ts';
+import { abortable, describeError, describeHttpError, endpoint, isRetryableStatus, postJson, truncate } from './openai-http.ts';
 
 export interface OpenAiLanguageModelOptions {
   /** e.g. `http://127.0.0.1:1234/v1`; a trailing slash is tolerated. */
@@ -42,7 +42,7 @@ export class OpenAiLanguageModel implements LanguageModel {
 
   constructor(private readonly options: OpenAiLanguageModelOptions) {
     this.name = `openai:${options.model}`;
-    this.url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+    this.url = endpoint(options.baseUrl, 'chat/completions');
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
@@ -71,30 +71,20 @@ export class OpenAiLanguageModel implements LanguageModel {
 
   /** Resolves undefined when the caller aborted before headers arrived. */
   private async post(request: ModelRequest, controller: AbortController): Promise<Response | undefined> {
-    const timeoutMs = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
-    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
-    try {
-      // Resolve fetch at call time so tests (and polyfills) that swap globalThis.fetch still apply.
-      const fetchImpl = this.options.fetchImpl ?? fetch;
-      return await fetchImpl(this.url, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(this.requestBody(request)),
-        signal: controller.signal,
-      });
-    } catch (err) {
-      if (request.signal.aborted) return undefined;
-      if (timedOut) throw new ModelError(`no response from ${this.url} within ${timeoutMs} ms`, true);
-      throw new ModelError(`request to ${this.url} failed: ${describeError(err)}`, true);
-    } finally {
-      clearTimeout(timer);
-    }
+    const outcome = await postJson({
+      url: this.url,
+      body: this.requestBody(request),
+      apiKey: this.options.apiKey,
+      accept: 'text/event-stream',
+      timeoutMs: this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      controller,
+      callerSignal: request.signal,
+      fetchImpl: this.options.fetchImpl,
+    });
+    if (outcome.kind === 'response') return outcome.response;
+    if (outcome.kind === 'aborted') return undefined;
+    if (outcome.kind === 'timeout') throw new ModelError(`no response from ${this.url} within ${outcome.timeoutMs} ms`, true);
+    throw new ModelError(`request to ${this.url} failed: ${describeError(outcome.error)}`, true);
   }
 
   private requestBody(request: ModelRequest): Record<string, unknown> {

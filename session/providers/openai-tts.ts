@@ -10,7 +10,7 @@
 import { Pcm16Reader } from '../../media/pcm.ts';
 import type { VoiceEntry } from '../../signaling/frames/server.ts';
 import { httpError, SpeechHttpError } from './openai-asr.ts';
-import { abortable, describeError } from './openai-http.ts';
+import { abortable, describeError, endpoint, postJson } from './openai-http.ts';
 import { SpeechProviderError, type SpeechChunk, type TextToSpeech } from './tts.ts';
 import { catalogOf, type VoiceCatalog } from './voices.ts';
 
@@ -38,7 +38,7 @@ export class OpenAiTextToSpeech implements TextToSpeech {
 
   constructor(private readonly options: OpenAiTextToSpeechOptions) {
     this.name = `openai:${options.model}`;
-    this.url = `${options.baseUrl.replace(/\/+$/, '')}/audio/speech`;
+    this.url = endpoint(options.baseUrl, 'audio/speech');
     this.voices = catalogOf(openAiVoiceEntries(options.voices));
   }
 
@@ -86,29 +86,19 @@ export class OpenAiTextToSpeech implements TextToSpeech {
 
   /** Resolves undefined when the caller aborted before headers arrived. */
   private async post(input: string, voice: string, signal: AbortSignal, controller: AbortController): Promise<Response | undefined> {
-    const timeoutMs = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
-    try {
-      const fetchImpl = this.options.fetchImpl ?? fetch;
-      return await fetchImpl(this.url, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ model: this.options.model, input, voice, response_format: 'pcm' }),
-        signal: controller.signal,
-      });
-    } catch (error) {
-      if (signal.aborted) return undefined;
-      if (timedOut) throw new SpeechHttpError(`no response from ${this.url} within ${timeoutMs} ms`, true);
-      throw new SpeechHttpError(`request to ${this.url} failed: ${describeError(error)}`, true);
-    } finally {
-      clearTimeout(timer);
-    }
+    const outcome = await postJson({
+      url: this.url,
+      body: { model: this.options.model, input, voice, response_format: 'pcm' },
+      apiKey: this.options.apiKey,
+      timeoutMs: this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      controller,
+      callerSignal: signal,
+      fetchImpl: this.options.fetchImpl,
+    });
+    if (outcome.kind === 'response') return outcome.response;
+    if (outcome.kind === 'aborted') return undefined;
+    if (outcome.kind === 'timeout') throw new SpeechHttpError(`no response from ${this.url} within ${outcome.timeoutMs} ms`, true);
+    throw new SpeechHttpError(`request to ${this.url} failed: ${describeError(outcome.error)}`, true);
   }
 }
 

@@ -43,10 +43,6 @@ export class SpeechOutput {
     return this.pacer.sentMs;
   }
 
-  /** Pacer lateness samples, for the jitter benchmark. */
-  recordLateness(into: number[]): void {
-    this.pacer.lateness = into;
-  }
 
   close(): void {
     this.current?.stop();

@@ -5,7 +5,7 @@ import type { WsErrorCode } from '../errors.ts';
 /** Parsing never throws: every failure already carries the error code the client will see. */
 export type ParseResult =
   | { ok: true; frame: ClientFrame }
-  | { ok: false; code: WsErrorCode | 'invalid_interaction'; detail: string; type?: string; raw?: unknown };
+  | { ok: false; code: WsErrorCode | 'invalid_interaction'; detail: string; type?: string };
 
 export function parseClientFrame(text: string): ParseResult {
   let raw: unknown;
@@ -29,7 +29,7 @@ export function parseClientFrame(text: string): ParseResult {
     // A tool's question that breaks SPEC's interaction rules has a code of its own.
     const onlyInteraction = type === 'tool_partial_result' && parsed.error.issues.every((i) => i.path[0] === 'interaction');
     const code = onlyInteraction ? 'invalid_interaction' : 'invalid_frame';
-    return { ok: false, code, detail: `${type}: ${describeIssues(parsed.error)}`, type, raw };
+    return { ok: false, code, detail: `${type}: ${describeIssues(parsed.error)}`, type };
   }
   return { ok: true, frame: parsed.data };
 }

@@ -11,7 +11,6 @@ import type { Transport } from '../../session/transport.ts';
  * slow consumer (resumable, like any drop).
  */
 export class WebSocketTransport implements Transport {
-  droppedAudioFrames = 0;
   private behindSince: number | undefined;
   private corked = false;
   private reported = false;
@@ -52,7 +51,6 @@ export class WebSocketTransport implements Transport {
   sendAudio(bytes: Uint8Array): void {
     if (!this.open) return;
     if (this.ws.bufferedAmount > this.limits.AUDIO_BACKLOG_BYTES) {
-      this.droppedAudioFrames += 1;
       this.checkBacklog();
       return;
     }

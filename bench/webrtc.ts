@@ -7,7 +7,7 @@ import { WebRtcTestPeer } from '../signaling/testing/webrtc-test-peer.ts';
 import { withTimeout } from './lib/bench-client.ts';
 import { ChildServer, processCpuMs, type ServerTiming } from './lib/child-server.ts';
 import { LoadMeter } from './lib/load-meter.ts';
-import { measureStep, ramp, rampVerdict, windowsNote, type RampResult, type StepFigures } from './lib/ramp.ts';
+import { ramp, rampVerdict, windowsNote, type RampResult, type StepFigures } from './lib/ramp.ts';
 import { percentile, progress, round } from './lib/stats.ts';
 import type { PeerCommand, PeerReply, PeerStats } from './lib/webrtc-peers.ts';
 import type { Row } from './types.ts';
@@ -15,7 +15,7 @@ import type { Row } from './types.ts';
 /**
  * The WebRTC transport (issue 6) on loopback, WEBRTC_LOOPBACK_ONLY=1, with the instant fake ASR
  * and TTS (bench/lib/fake-voice-server.ts) and the local model at 0 ms/word: the whole media
- * pipeline runs (Opus decode, jitter buffer, 48→16 kHz, VAD, endpointer, 16→48 kHz, Opus encode,
+ * pipeline runs (Opus decode to 16 kHz, jitter buffer, VAD, endpointer, Opus encode from 16 kHz,
  * SRTP, the 20 ms pacer), only the models are free.
  *
  * - Offer → connected: signaling/testing/webrtc-test-peer.ts in this process, one call at a time.
@@ -28,7 +28,8 @@ export const name = 'webrtc';
 
 const CONNECT_WARMUP = 2;
 const CONNECT_CALLS = 20;
-const LOAD_STEPS = [10, 20, 35, 50, 70];
+/** BENCH_WEBRTC_STEPS="50,70" overrides the ramp (profiling, quick checks). */
+const LOAD_STEPS = process.env.BENCH_WEBRTC_STEPS ? process.env.BENCH_WEBRTC_STEPS.split(',').map(Number) : [10, 20, 35, 50, 70];
 const LOAD_SETTLE_MS = 3000;
 const LOAD_WINDOW_MS = 8000;
 const JITTER_TARGET_MS = 10;
@@ -43,9 +44,7 @@ function server(env: Record<string, string> = {}): Promise<ChildServer> {
 }
 
 export async function run(): Promise<Row[]> {
-  const rows = [...(await connectLatency()), ...(await concurrency())];
-  rows.push(...(await resamplingProbe(rows)));
-  return rows;
+  return [...(await connectLatency()), ...(await concurrency())];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -283,45 +282,6 @@ async function concurrency(): Promise<Row[]> {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Diagnosis: the same 10 calls with the fake TTS already at 48 kHz
-
-const PROBE_CALLS = 10;
-
-/**
- * The downlink resamples each TTS chunk (a whole sentence from flite, 16 kHz) to 48 kHz in one
- * synchronous call (session/voice/speech-output.ts queue → media/resampler.ts), ≈ 3.5 ms of
- * blocked event loop per second of speech. The same load with the fake TTS producing 48 kHz
- * (no resampling) shows how much of the pacer's lateness that block is.
- */
-async function resamplingProbe(rows: Row[]): Promise<Row[]> {
-  progress(`webrtc: diagnosis: ${PROBE_CALLS} calls with 48 kHz TTS (no downlink resampling)`);
-  const s = await server({ BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, BENCH_FAKE_TTS_RATE: '48000', START_TIMEOUT_MS: '20000' });
-  const peers = Peers.start();
-  try {
-    await peers.request({ cmd: 'open', count: PROBE_CALLS, wsUrl: s.wsUrl, apiKey: s.apiKey, prefix: 'bench-rtc-probe' });
-    await sleep(LOAD_SETTLE_MS);
-    const step = await measureStep(`webrtc diagnosis: ${PROBE_CALLS} calls, 48 kHz TTS`, JITTER_TARGET_MS, () => s.cpuMs() + peers.cpuMs(), () => measureWindow(s, peers, PROBE_CALLS));
-    const base = rows.find((r) => r.metric === `downlink packet jitter p99, ${PROBE_CALLS} WebRTC calls`);
-    const baseLateness = base ? /server-side pacer send lateness p99 ([\d.]+) ms/.exec(base.note)?.[1] : undefined;
-    return [
-      {
-        benchmark: name,
-        metric: `diagnosis: server pacer send lateness p99, ${PROBE_CALLS} calls, TTS already at 48 kHz`,
-        value: step.serverLag.pacer.p99,
-        unit: 'ms',
-        note:
-          `same load as the ${PROBE_CALLS}-call step but the fake TTS speaks at 48 kHz, so the downlink does not resample; with flite's 16 kHz (the step above) it was ${baseLateness ?? '?'} ms. ` +
-          `Resampling a 3.3 s sentence 16→48 kHz takes ≈ 11 ms in one synchronous call (25 ms cold). Client-side jitter p99 ${round(step.p99, 2)} ms; ` +
-          `event-loop delay max ${step.serverLag.max} ms; longest GC ${step.serverLag.gc.maxMs} ms; server ${round(step.serverCores, 2)} cores; other processes ${round(step.foreignCores, 2)} cores${windowsNote(step)}`,
-      },
-    ];
-  } finally {
-    await peers.stop();
-    await s.stop();
-  }
-}
-
 async function measureWindow(s: ChildServer, peers: Peers, n: number): Promise<Step> {
   const load = new LoadMeter(() => s.cpuMs() + peers.cpuMs());
   await s.eventLoopDelay();
@@ -393,7 +353,7 @@ function concurrencyRows(result: RampResult<Step>): Row[] {
     unit: 'ms CPU/s',
     note:
       `at ${v.at.n} calls: ${round(v.at.serverCores, 2)} cores / ${v.at.n} (all server threads, /proc); marginal ${round(v.marginalMs, 1)} ms/s per added call between ${steps[0]?.n} and ${v.at.n}; ` +
-      `Opus decode + encode, SRTP both ways, jitter buffer, 48↔16 kHz resampling, VAD, pacing, data channel; 10 ms/s = 1 % of a core; ${method}`,
+      `Opus decode + encode at 16 kHz (no resampling), SRTP both ways, jitter buffer, VAD, pacing, data channel; 10 ms/s = 1 % of a core; ${method}`,
   });
   rows.push({
     benchmark: name,

@@ -26,8 +26,6 @@ export class DownlinkPacer implements Ticking {
   private idleWaiters: Array<() => void> = [];
   /** Milliseconds of audio handed to the transport since the last resetCounters(). */
   sentMs = 0;
-  /** Send-time lateness samples, for the jitter benchmark. */
-  lateness: number[] | undefined;
 
   constructor(private readonly options: PacerOptions) {
     this.frameSamples = Math.round((options.sampleRate * DOWNLINK_FRAME_MS) / 1000);
@@ -91,9 +89,14 @@ export class DownlinkPacer implements Ticking {
   }
 
   tick(now: number): void {
+    this.sendDue(now, true);
+  }
+
+  private sendDue(now: number, onClock: boolean): void {
     while (this.queue.length > 0 && this.nextAt !== undefined && this.nextAt - this.leadMs <= now) {
       const frame = this.queue.shift()!;
-      this.lateness?.push(now - (this.nextAt - this.leadMs));
+      // The lead a run opens with leaves at once by design; only frames the clock sends count.
+      if (onClock) this.clock.lateness.record(performance.now() - (this.nextAt - this.leadMs));
       this.options.send(frame);
       this.sentMs += DOWNLINK_FRAME_MS;
       this.nextAt += DOWNLINK_FRAME_MS;
@@ -106,10 +109,12 @@ export class DownlinkPacer implements Ticking {
   private start(): void {
     if (this.queue.length === 0) return;
     if (this.nextAt === undefined) {
-      this.nextAt = performance.now();
+      const now = performance.now();
       this.clock.add(this);
-      // Send what is due now rather than waiting for the next tick.
-      this.tick(this.nextAt);
+      // On the clock's grid, so every later frame is due exactly when a tick runs.
+      this.nextAt = this.clock.align(now);
+      // Send what is due now (the lead) rather than waiting for the next tick.
+      this.sendDue(now, false);
     }
   }
 

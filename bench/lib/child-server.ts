@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -88,6 +88,8 @@ export class ChildServer {
     const nodeFlags: string[] = [];
     if (options.inspectable) nodeFlags.push('--inspect-port=0');
     if (process.env.BENCH_CPU_PROF) nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`);
+    // Extra V8/Node flags for experiments (--trace-gc, heap sizes); figures of such runs are not the server's defaults.
+    if (process.env.BENCH_NODE_FLAGS) nodeFlags.push(...process.env.BENCH_NODE_FLAGS.split(/\s+/).filter(Boolean));
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? tmpdir(),
@@ -99,11 +101,17 @@ export class ChildServer {
       LOCAL_LLM_WORD_DELAY_MS: '0',
       MAX_SESSIONS: '5000',
       DRAIN_TIMEOUT_MS: '2000',
+      ...(process.env.BENCH_HEAP_SAMPLE ? { BENCH_HEAP_SAMPLE: process.env.BENCH_HEAP_SAMPLE } : {}),
       ...options.env,
     };
     const wrapper = spawn(process.execPath, [TSX_CLI, ...nodeFlags, options.script ?? 'signaling/main.ts'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
     if (wrapper.pid !== undefined) starting.add(wrapper.pid);
     const exited = new Promise<void>((done) => wrapper.once('exit', () => done()));
+    // BENCH_SERVER_STDOUT=<file> keeps the server's stdout (e.g. --trace-gc lines) for reading after the run.
+    if (process.env.BENCH_SERVER_STDOUT) {
+      const file = createWriteStream(process.env.BENCH_SERVER_STDOUT, { flags: 'a' });
+      wrapper.stdout?.on('data', (chunk: Buffer) => file.write(chunk));
+    }
     const stderr: string[] = [];
     wrapper.stderr?.on('data', (chunk: Buffer) => {
       stderr.push(String(chunk));

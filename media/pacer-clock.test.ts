@@ -1,0 +1,83 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { DownlinkPacer } from './downlink-pacer.ts';
+import { LatenessHistogram } from './lateness-histogram.ts';
+import { PacerClock, type Ticking } from './pacer-clock.ts';
+
+describe('LatenessHistogram', () => {
+  it('reports count, percentiles as bucket upper bounds, and the exact max', () => {
+    const h = new LatenessHistogram();
+    for (let i = 0; i < 98; i += 1) h.record(0.1);
+    h.record(7.3);
+    h.record(42.01);
+    expect(h.summary()).toEqual({ count: 100, p50: 0.25, p99: 7.5, max: 42.01 });
+    h.record(-3); // early counts as on time
+    expect(h.summary().count).toBe(101);
+    h.reset();
+    expect(h.summary()).toEqual({ count: 0, p50: 0, p99: 0, max: 0 });
+  });
+
+  it('keeps very late frames in the last bucket without losing the max', () => {
+    const h = new LatenessHistogram();
+    h.record(250);
+    expect(h.summary()).toEqual({ count: 1, p50: 250, p99: 250, max: 250 });
+  });
+});
+
+describe('PacerClock', () => {
+  const clocks: PacerClock[] = [];
+  afterEach(() => {
+    for (const c of clocks.splice(0)) for (const m of [...(c as unknown as { members: Set<Ticking> }).members]) c.remove(m);
+  });
+
+  it('puts deadlines on its grid while running, and leaves them alone when stopped', () => {
+    const clock = new PacerClock(5);
+    clocks.push(clock);
+    expect(clock.align(1234.56)).toBe(1234.56);
+    const member: Ticking = { tick: () => undefined };
+    clock.add(member);
+    const origin = (clock as unknown as { origin: number }).origin;
+    expect(clock.align(origin)).toBe(origin);
+    expect(clock.align(origin + 0.01)).toBe(origin + 5);
+    expect(clock.align(origin + 5)).toBe(origin + 5);
+    expect(clock.align(origin + 12.4)).toBe(origin + 15);
+    clock.remove(member);
+    expect(clock.running).toBe(false);
+  });
+
+  it('ticks on grid instants, never before them', async () => {
+    const clock = new PacerClock(5);
+    clocks.push(clock);
+    const seen: Array<{ now: number; at: number }> = [];
+    const member: Ticking = { tick: (now) => seen.push({ now, at: performance.now() }) };
+    clock.add(member);
+    const origin = (clock as unknown as { origin: number }).origin;
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    clock.remove(member);
+    expect(seen.length).toBeGreaterThan(3);
+    for (const { now, at } of seen) {
+      const steps = (now - origin) / 5;
+      // `now` is the grid instant itself or the real time after it, never a time before the grid.
+      expect(at).toBeGreaterThanOrEqual(origin + Math.floor(steps + 1e-9) * 5 - 0.25);
+      expect(now).toBeGreaterThanOrEqual(origin + 5);
+    }
+  });
+});
+
+describe('DownlinkPacer on the grid', () => {
+  it('sends the lead at once, then one frame per 20 ms deadline on the clock grid, recording lateness', async () => {
+    const clock = new PacerClock(5);
+    const sent: number[] = [];
+    const pacer = new DownlinkPacer({ sampleRate: 16000, leadMs: 60, clock, send: () => sent.push(performance.now()) });
+    pacer.enqueue(new Int16Array(16000 * 0.2)); // 10 frames
+    // nextAt is aligned to the grid at or after now, so 3 frames (deadlines −60, −40, −20) go at once.
+    expect(sent.length).toBe(3);
+    await pacer.whenIdle();
+    expect(sent.length).toBe(10);
+    expect(clock.lateness.summary().count).toBe(7);
+    expect(clock.running).toBe(false);
+    // The run started on the grid (the clock's origin, as it was idle): frame k is due at
+    // origin + 20·(k − 3) and the clock never sends it before that.
+    const origin = (clock as unknown as { origin: number }).origin;
+    for (let k = 3; k < sent.length; k += 1) expect(sent[k]).toBeGreaterThanOrEqual(origin + 20 * (k - 3) - 0.25);
+  });
+});

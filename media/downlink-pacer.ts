@@ -112,7 +112,8 @@ export class DownlinkPacer implements Ticking {
       const now = performance.now();
       this.clock.add(this);
       // On the clock's grid, so every later frame is due exactly when a tick runs.
-      this.nextAt = this.clock.align(now);
+      // Half a tick ahead at least, so the packets pushed right after this one join the burst.
+      this.nextAt = this.clock.align(now + this.clock.intervalMs / 2);
       // Send what is due now (the lead) rather than waiting for the next tick.
       this.sendDue(now, false);
     }

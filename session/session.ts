@@ -100,6 +100,8 @@ export class Session implements VoiceHost {
         sendAudio: (bytes) => {
           if (!this.closed) deps.transport.sendAudio(bytes);
         },
+        ...(deps.transport.downlinkLeadMs === undefined ? {} : { leadMs: deps.transport.downlinkLeadMs }),
+        discardAudio: () => deps.transport.discardAudio?.(),
         onError: (error) => deps.log.warn({ err: error.message }, 'speech synthesis failed'),
       });
       this.voice = new VoiceController(this, media.inputRate, deps.voice.createVad(), deps.voice.stt);

@@ -11,4 +11,12 @@ export interface Transport {
   sendAudio(bytes: Uint8Array): void;
   /** Ends the connection with a WebSocket close code and a short reason. */
   close(code: number, reason: string): void;
+  /**
+   * How far ahead of real time the session's pacer hands audio over (default 60 ms). A transport
+   * that paces on its own (WebRTC through a media worker) asks for more, so a stalled main event
+   * loop does not starve its queue.
+   */
+  readonly downlinkLeadMs?: number;
+  /** Drops audio handed over but not yet sent (barge-in): it must not reach the listener. */
+  discardAudio?(): void;
 }

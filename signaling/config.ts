@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 /**
@@ -97,6 +98,12 @@ export const ConfigSchema = z.object({
   WEBRTC_LOOPBACK_ONLY: flag.default(false),
   WEBRTC_PORT_MIN: z.coerce.number().int().min(1024).max(65535).optional(),
   WEBRTC_PORT_MAX: z.coerce.number().int().min(1024).max(65535).optional(),
+  /**
+   * WebRTC: threads that run the calls' peer connections (ICE, DTLS, SRTP, RTP pacing, Opus
+   * decoding); 0 runs them on the main thread. Default: one per core beyond the first, at least
+   * 2 (on 2 cores two half-loaded workers kept downlink jitter lower than one), at most 4.
+   */
+  WEBRTC_MEDIA_WORKERS: z.coerce.number().int().min(0).max(32).default(Math.min(4, Math.max(2, availableParallelism() - 1))),
 
   TRUST_PROXY: flag.default(false),
 });

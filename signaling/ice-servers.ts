@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { Config } from './config.ts';
-import type { IceServerEntry } from '../media/webrtc/server-peer.ts';
+import type { IceServerEntry } from '../media/webrtc/call-peer.ts';
 
 /**
  * ICE servers handed to a WebRTC client: STUN from STUN_URLS, and TURN with short-lived

@@ -25,8 +25,14 @@ export interface ServerTiming {
   p50: number;
   p99: number;
   max: number;
-  /** Send lateness of steady-state downlink frames (the pacer's 5 ms clock: 0–5 nominal). */
+  /**
+   * Send lateness of steady-state downlink frames against their 20 ms slots: the session pacer's
+   * on the main thread, or with media workers the workers' RTP pacing (the worst worker).
+   */
   pacer: { n: number; p50: number; p99: number; max: number };
+  /** With media workers: the session pacer's handoff lateness (absorbed by the workers' lead). */
+  handoff?: { n: number; p50: number; p99: number; max: number };
+  workers?: number;
   /** Garbage-collection pauses on the main thread. */
   gc: { count: number; totalMs: number; maxMs: number };
 }

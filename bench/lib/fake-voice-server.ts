@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { sharedPacerClock } from '../../media/pacer-clock.ts';
+import { mediaWorkerPools } from '../../media/webrtc/worker-peer.ts';
 import { loadVad, VoiceActivityDetector } from '../../media/vad.ts';
 import { loadConfig } from '../../signaling/config.ts';
 import { startServer } from '../../signaling/server.ts';
@@ -38,11 +39,22 @@ new PerformanceObserver((list) => {
     gc.maxMs = Math.max(gc.maxMs, entry.duration);
   }
 }).observe({ entryTypes: ['gc'] });
-process.on('SIGUSR2', () => {
+process.on('SIGUSR2', async () => {
   const ms = (ns: number): number => Math.round(ns / 1e4) / 100;
-  const pacer = sharedPacerClock.lateness.summary();
+  const handoff = sharedPacerClock.lateness.summary();
   sharedPacerClock.lateness.reset();
-  const report = { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max), pacer: { n: pacer.count, p50: pacer.p50, p99: pacer.p99, max: pacer.max }, gc: { count: gc.count, totalMs: Math.round(gc.totalMs), maxMs: Math.round(gc.maxMs * 10) / 10 } };
+  // With media workers the RTP send time is decided by the workers' own pacers; the session's
+  // pacer only hands frames over ahead of time. Workers report separately: the worst one counts.
+  const workers = (await Promise.all(mediaWorkerPools().map((p) => p.lateness(true)))).flat();
+  const rtp = workers.length === 0 ? handoff : { count: workers.reduce((a, w) => a + w.count, 0), p50: Math.max(...workers.map((w) => w.p50)), p99: Math.max(...workers.map((w) => w.p99)), max: Math.max(...workers.map((w) => w.max)) };
+  const report = {
+    p50: ms(delay.percentile(50)),
+    p99: ms(delay.percentile(99)),
+    max: ms(delay.max),
+    pacer: { n: rtp.count, p50: rtp.p50, p99: rtp.p99, max: rtp.max },
+    ...(workers.length === 0 ? {} : { handoff: { n: handoff.count, p50: handoff.p50, p99: handoff.p99, max: handoff.max }, workers: workers.length }),
+    gc: { count: gc.count, totalMs: Math.round(gc.totalMs), maxMs: Math.round(gc.maxMs * 10) / 10 },
+  };
   gc.count = 0;
   gc.totalMs = 0;
   gc.maxMs = 0;

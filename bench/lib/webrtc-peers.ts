@@ -2,7 +2,8 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type RTCDataChannel } from 'werift';
 import WebSocket from 'ws';
 import { loopbackPair } from '../../media/webrtc/server-peer.ts';
-import { OPUS_FRAME_SAMPLES, OpusFrameEncoder } from '../../media/webrtc/opus.ts';
+import { OPUS_FRAME_SAMPLES } from '../../media/webrtc/opus.ts';
+import { OpusFrameEncoder } from '../../media/webrtc/opus-encoder.ts';
 import { concat } from '../../signaling/testing/audio-stream.ts';
 import { endAligned, fixture, tone } from './audio.ts';
 

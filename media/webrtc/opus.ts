@@ -1,4 +1,3 @@
-import { Encoder } from '@evan/opus';
 import { OpusDecoder } from 'opus-decoder';
 
 export const OPUS_RATE = 48000;
@@ -13,30 +12,13 @@ export const OPUS_FRAME_SAMPLES = 960;
 export const MEDIA_RATE = 16000;
 export const MEDIA_FRAME_SAMPLES = MEDIA_RATE / 50;
 
-type OpusRate = 8000 | 12000 | 16000 | 24000 | 48000;
+export type OpusRate = 8000 | 12000 | 16000 | 24000 | 48000;
 
 /**
- * Opus at the WebRTC edge: 48 kHz mono, 20 ms frames. Encoding uses @evan/opus (native with a
- * WASM fallback; it must stay on the main thread: it crashes when a worker that loaded it
- * exits); decoding uses opus-decoder (WASM), as the design card asks.
+ * Decoding uses opus-decoder (WASM), as the design card asks. This module must not load
+ * @evan/opus: it is imported by the media worker threads, and that native addon crashes the
+ * process when a thread that loaded it exits (the encoder lives in opus-encoder.ts, main thread).
  */
-export class OpusFrameEncoder {
-  private readonly encoder: Encoder;
-
-  constructor(readonly sampleRate: OpusRate = OPUS_RATE) {
-    this.encoder = new Encoder({ channels: 1, sample_rate: sampleRate, application: 'voip' });
-    // Complexity 5 costs about 40% less CPU than libopus's default 10 (measured here: 6.8 vs
-    // 10.9 ms per second of audio) for speech quality VoIP stacks routinely ship with.
-    this.encoder.complexity = 5;
-    this.encoder.signal = 'voice';
-  }
-
-  /** One 20 ms frame (sampleRate / 50 samples) → one Opus packet. */
-  encode(frame: Int16Array): Uint8Array {
-    return this.encoder.encode(frame);
-  }
-}
-
 export class OpusFrameDecoder {
   private readonly decoder: OpusDecoder<OpusRate>;
   readonly ready: Promise<void>;

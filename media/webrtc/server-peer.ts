@@ -1,45 +1,25 @@
 import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type RTCDataChannel } from 'werift';
 import { randomInt } from 'node:crypto';
+import type { CallPeerOptions } from './call-peer.ts';
+import { OfferError } from './call-peer.ts';
 import { JitterBuffer } from './jitter-buffer.ts';
 import { unifyBundleCredentials } from './offer-sdp.ts';
-import { MEDIA_FRAME_SAMPLES, MEDIA_RATE, OPUS_FRAME_SAMPLES, OpusFrameDecoder, OpusFrameEncoder } from './opus.ts';
+import { MEDIA_FRAME_SAMPLES, MEDIA_RATE, OPUS_FRAME_SAMPLES, OpusFrameDecoder } from './opus.ts';
+import { sharedPacerClock } from '../pacer-clock.ts';
+import { PacketPacer } from './packet-pacer.ts';
 
-export interface IceServerEntry {
-  urls: string | string[];
-  username?: string;
-  credential?: string;
-}
-
-export interface ServerPeerOptions {
-  iceServers: IceServerEntry[];
-  /** Extra host addresses to gather on (loopback for local tests, a public IP bound here). */
-  additionalHostAddresses: string[];
-  portRange: [number, number] | undefined;
-  /** Use only loopback candidate pairs (tests and single-machine setups). */
-  loopbackOnly?: boolean;
-  /** Decoded uplink audio: PCM16 mono at MEDIA_RATE (16 kHz), one 20 ms frame at a time. */
-  onAudio(frame: Int16Array): void;
-  /** A text message on the `control` data channel. */
-  onControl(text: string): void;
-  onControlOpen(): void;
-  onConnected(): void;
-  /** The peer connection failed or closed. */
-  onGone(): void;
-}
-
-export class OfferError extends Error {
-  override name = 'OfferError';
-}
+export type { IceServerEntry } from './call-peer.ts';
+export { OfferError } from './call-peer.ts';
 
 /**
  * The server's side of one WebRTC call (werift): answers the client's offer, decodes uplink
- * Opus through a small jitter buffer, encodes and sends downlink frames as RTP (sequence and
- * timestamp are ours: +960 per 20 ms), and carries the `control` data channel.
+ * Opus through a small jitter buffer, sends downlink Opus packets as RTP (sequence and timestamp
+ * are ours: +960 per 20 ms), and carries the `control` data channel. It never encodes (see
+ * opus-encoder.ts), so it can run in a media worker thread.
  */
 export class ServerPeer {
   private readonly pc: RTCPeerConnection;
   private readonly track = new MediaStreamTrack({ kind: 'audio' });
-  private readonly encoder = new OpusFrameEncoder(MEDIA_RATE);
   private readonly decoder = new OpusFrameDecoder(MEDIA_RATE);
   private readonly jitter = new JitterBuffer(3);
   private control: RTCDataChannel | undefined;
@@ -49,10 +29,12 @@ export class ServerPeer {
   private connected = false;
   private closed = false;
   private lastSentAt: number | undefined;
+  /** For packets handed over ahead of time (queuePacket); sendPacket bypasses it. */
+  private readonly pacer = new PacketPacer(sharedPacerClock, (packet) => this.sendPacket(packet));
   packetsSent = 0;
   packetsReceived = 0;
 
-  constructor(private readonly options: ServerPeerOptions) {
+  constructor(private readonly options: CallPeerOptions) {
     this.pc = new RTCPeerConnection({
       codecs: { audio: [new RTCRtpCodecParameters({ mimeType: 'audio/opus', clockRate: 48000, channels: 2 })] },
       // An empty list, not the default: gathering must not wait on an unreachable STUN server.
@@ -66,7 +48,10 @@ export class ServerPeer {
       this.control = channel;
       channel.onMessage.subscribe((data) => options.onControl(typeof data === 'string' ? data : Buffer.from(data).toString('utf8')));
       if (channel.readyState === 'open') options.onControlOpen();
-      else channel.stateChanged.subscribe((state) => state === 'open' && options.onControlOpen());
+      channel.stateChanged.subscribe((state) => {
+        if (state === 'open') options.onControlOpen();
+        else if (state === 'closed') options.onControlClosed?.();
+      });
     });
     this.pc.onTrack.subscribe((track) => {
       track.onReceiveRtp.subscribe((rtp) => this.onRtp(rtp.header.sequenceNumber, rtp.payload));
@@ -107,11 +92,11 @@ export class ServerPeer {
   }
 
   /**
-   * One 20 ms frame of MEDIA_RATE PCM → one Opus RTP packet. After a silence with no packets the
-   * timestamp jumps by the time that passed and the marker bit opens the talkspurt (RFC 3551),
-   * so the receiver's jitter buffer sees the gap as a gap, not as delay.
+   * One Opus packet (20 ms) → one RTP packet. After a silence with no packets the timestamp
+   * jumps by the time that passed and the marker bit opens the talkspurt (RFC 3551), so the
+   * receiver's jitter buffer sees the gap as a gap, not as delay.
    */
-  sendFrame(frame: Int16Array): void {
+  sendPacket(packet: Uint8Array): void {
     if (!this.connected || this.closed) return;
     const now = performance.now();
     let marker = this.packetsSent === 0;
@@ -121,12 +106,21 @@ export class ServerPeer {
       marker = true;
     }
     this.lastSentAt = now;
-    const packet = this.encoder.encode(frame);
     const header = new RtpHeader({ payloadType: this.payloadType, sequenceNumber: this.sequence, timestamp: this.timestamp, marker });
-    this.track.writeRtp(new RtpPacket(header, Buffer.from(packet)));
+    this.track.writeRtp(new RtpPacket(header, Buffer.from(packet.buffer, packet.byteOffset, packet.byteLength)));
     this.sequence = (this.sequence + 1) & 0xffff;
     this.timestamp = (this.timestamp + OPUS_FRAME_SAMPLES) >>> 0;
     this.packetsSent += 1;
+  }
+
+  /** A packet to send at its 20 ms slot (see PacketPacer), not now. */
+  queuePacket(packet: Uint8Array): void {
+    if (this.connected && !this.closed) this.pacer.push(packet);
+  }
+
+  /** Drops queued packets not sent yet (barge-in). */
+  discardQueued(): void {
+    this.pacer.clear();
   }
 
   sendControl(text: string): boolean {
@@ -138,6 +132,7 @@ export class ServerPeer {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.pacer.clear();
     this.decoder.free();
     await this.pc.close().catch(() => undefined);
   }

@@ -108,6 +108,22 @@ describe('WebRTC transport', () => {
     plain.close();
   });
 
+  it('barge-in stops the downlink at once: the media worker drops the packets it was handed ahead of time', async () => {
+    const { ws, peer } = await call({ greeting: 'Welcome to the service desk. I can help with your account, your orders, deliveries, returns, and anything else you need today, so take your time.' });
+    await Promise.race([ws.waitFor('ready', () => true, 8000), peer.waitFor('ready')]);
+    while (peer.received.length < 25) await new Promise((r) => setTimeout(r, 10));
+    void peer.stream(concat(loadFixture('twelve.wav', 48000), roomTone(1500, 48000)));
+    const interrupted = await peer.waitFor('interrupted', () => true, 8000);
+    const at = peer.frameArrivals[peer.frames.indexOf(interrupted)]!;
+    await new Promise((r) => setTimeout(r, 250));
+    // The session pacer hands frames to the worker 100 ms ahead and the worker keeps ~40 ms of
+    // them queued: without the discard two more packets would follow `interrupted`.
+    const after = peer.packetArrivals.filter((t) => t > at + 2).length;
+    expect(after).toBeLessThanOrEqual(1);
+    await peer.close();
+    ws.close();
+  });
+
   it('mixes the background bed for the whole call: RTP flows in silence', async () => {
     const { ws, peer } = await call({ greeting: false, background_audio: true });
     await Promise.race([ws.waitFor('ready', () => true, 8000), peer.waitFor('ready')]);
@@ -119,6 +135,34 @@ describe('WebRTC transport', () => {
     const peak = peakOf(concat(...frames));
     expect(peak).toBeGreaterThan(50);
     expect(peak).toBeLessThan(4000);
+    await peer.close();
+    ws.close();
+  });
+});
+
+describe('WebRTC with the peer connections on the main thread (WEBRTC_MEDIA_WORKERS=0)', () => {
+  let local: TestServer;
+  beforeAll(async () => {
+    local = await startTestServer({ LOCAL_LLM_WORD_DELAY_MS: '10', STUN_URLS: '', WEBRTC_LOOPBACK_ONLY: '1', WEBRTC_MEDIA_WORKERS: '0' });
+  });
+  afterAll(async () => {
+    await local.stop();
+  });
+
+  it('holds the same conversation: greeting out, speech in, answer out', async () => {
+    const ws = await WsTestClient.open(local.wsUrl);
+    ws.send({ type: 'start', session_id: sid('rtc-local'), api_key: local.key, mode: { kind: 'service', greeting: 'Hello from the main thread.' }, audio: { sr: 48000 }, transport: { kind: 'webrtc' } });
+    await ws.waitFor('webrtc_ice');
+    const peer = new WebRtcTestPeer();
+    ws.send({ type: 'webrtc_offer', sdp: await peer.offer() });
+    await peer.accept((await ws.waitFor('webrtc_answer')).sdp);
+    await Promise.race([ws.waitFor('ready', () => true, 8000), peer.waitFor('ready')]);
+    await peer.waitFor('done', () => true, 10000).catch(() => ws.waitFor('done'));
+    expect(peer.receivedMs()).toBeGreaterThan(500);
+    await peer.stream(concat(roomTone(300, 48000), loadFixture('twelve.wav', 48000), roomTone(1200, 48000)));
+    const asr = await peer.waitFor('asr', () => true, 10000).catch(() => ws.waitFor('asr'));
+    expect(asr.text).toBe('what is twelve times seven');
+    peer.assertProtocol();
     await peer.close();
     ws.close();
   });

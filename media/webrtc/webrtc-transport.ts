@@ -4,7 +4,7 @@ import { sharedPacerClock, type Ticking } from '../pacer-clock.ts';
 import { Pcm16Reader } from '../pcm.ts';
 import { BackgroundBed } from './background-bed.ts';
 import { MEDIA_FRAME_SAMPLES, MEDIA_RATE } from './opus.ts';
-import type { ServerPeer } from './server-peer.ts';
+import type { CallPeer } from './call-peer.ts';
 
 /** The signaling socket, while it lasts: frames fall back to it until `control` opens. */
 export interface SignalingLink {
@@ -29,7 +29,7 @@ export class WebRtcTransport implements Transport, Ticking {
   closeCode: number | undefined;
 
   constructor(
-    private readonly peer: ServerPeer,
+    private readonly peer: CallPeer,
     private readonly signaling: SignalingLink,
     backgroundAudio: boolean,
   ) {
@@ -38,6 +38,14 @@ export class WebRtcTransport implements Transport, Ticking {
       this.lastFrameAt = performance.now();
       sharedPacerClock.add(this);
     }
+  }
+
+  get downlinkLeadMs(): number | undefined {
+    return this.peer.downlinkLeadMs;
+  }
+
+  discardAudio(): void {
+    this.peer.discardAudio?.();
   }
 
   sendFrame(frame: ServerFrame): void {

@@ -10,6 +10,10 @@ export interface SpeechOutputOptions {
   outputRate: number;
   encoding: OutputEncoding;
   sendAudio(bytes: Uint8Array): void;
+  /** The pacer's lead (see Transport.downlinkLeadMs). */
+  leadMs?: number;
+  /** Drops audio the transport still holds when the pacer is cleared. */
+  discardAudio?(): void;
   onError(error: Error): void;
 }
 
@@ -26,6 +30,7 @@ export class SpeechOutput {
   constructor(private readonly options: SpeechOutputOptions) {
     this.pacer = new DownlinkPacer({
       sampleRate: options.outputRate,
+      ...(options.leadMs === undefined ? {} : { leadMs: options.leadMs }),
       send: (frame) => options.sendAudio(encodePcm(frame, options.encoding)),
     });
   }
@@ -85,6 +90,7 @@ export class SpeechOutput {
 
   /** @internal */
   clear(): number {
+    this.options.discardAudio?.();
     return this.pacer.clear();
   }
 

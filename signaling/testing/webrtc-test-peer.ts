@@ -1,5 +1,6 @@
 import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type RTCDataChannel } from 'werift';
-import { OpusFrameDecoder, OpusFrameEncoder, OPUS_FRAME_SAMPLES } from '../../media/webrtc/opus.ts';
+import { OpusFrameDecoder, OPUS_FRAME_SAMPLES } from '../../media/webrtc/opus.ts';
+import { OpusFrameEncoder } from '../../media/webrtc/opus-encoder.ts';
 import { ServerFrame } from '../frames/server.ts';
 import { loopbackPair } from '../../media/webrtc/server-peer.ts';
 
@@ -14,6 +15,8 @@ export class WebRtcTestPeer {
   readonly pc: RTCPeerConnection;
   readonly control: RTCDataChannel;
   readonly frames: Frame[] = [];
+  /** performance.now() at each control frame's arrival, parallel to `frames`. */
+  readonly frameArrivals: number[] = [];
   readonly violations: string[] = [];
   /** Decoded downlink audio, PCM16 48 kHz. */
   readonly received: Int16Array[] = [];
@@ -44,6 +47,7 @@ export class WebRtcTestPeer {
       const parsed = ServerFrame.safeParse(raw);
       if (!parsed.success) this.violations.push(`${JSON.stringify(raw)}: ${parsed.error.message}`);
       this.frames.push(raw as Frame);
+      this.frameArrivals.push(performance.now());
     });
   }
 

@@ -1,4 +1,6 @@
-import { OfferError, ServerPeer } from '../../media/webrtc/server-peer.ts';
+import { OfferError, type CallPeer, type CallPeerOptions } from '../../media/webrtc/call-peer.ts';
+import { LocalPeer } from '../../media/webrtc/local-peer.ts';
+import { mediaWorkerPool } from '../../media/webrtc/worker-peer.ts';
 import { WebRtcTransport, type SignalingLink } from '../../media/webrtc/webrtc-transport.ts';
 import { MEDIA_RATE } from '../../media/webrtc/opus.ts';
 import type { Session } from '../../session/session.ts';
@@ -24,7 +26,7 @@ export interface WebRtcHooks {
  * sent; a second offer after a successful one is refused.
  */
 export class WebRtcSetup {
-  private peer: ServerPeer | undefined;
+  private peer: CallPeer | undefined;
   private answered = false;
   private session: Session | undefined;
 
@@ -47,7 +49,7 @@ export class WebRtcSetup {
       return this.hooks.sendError('invalid_offer', 'an offer was already received for this call; one offer per call');
     }
     const { config } = this.server;
-    const peer = new ServerPeer({
+    const options: CallPeerOptions = {
       // STUN only: the server has its own address; TURN relays are for clients behind NAT, and an
       // unreachable entry here would stall gathering.
       iceServers: iceServersFor(config, this.sessionId).filter((s) => s.username === undefined),
@@ -59,7 +61,8 @@ export class WebRtcSetup {
       onControlOpen: () => undefined,
       onConnected: () => this.onConnected(peer),
       onGone: () => this.hooks.onGone(),
-    });
+    };
+    const peer: CallPeer = config.WEBRTC_MEDIA_WORKERS > 0 ? mediaWorkerPool(config.WEBRTC_MEDIA_WORKERS).createPeer(options) : new LocalPeer(options);
     this.peer = peer;
     let answer: string;
     try {
@@ -78,7 +81,7 @@ export class WebRtcSetup {
     void this.peer?.close();
   }
 
-  private onConnected(peer: ServerPeer): void {
+  private onConnected(peer: CallPeer): void {
     const transport = new WebRtcTransport(peer, this.signaling, this.prepared.settings.backgroundAudio);
     // Opus both ways at the media rate; the session sees plain PCM16 and resamples nothing.
     this.session = this.prepared.build(transport, { inputRate: MEDIA_RATE, outputRate: MEDIA_RATE, encoding: 'pcm16' });

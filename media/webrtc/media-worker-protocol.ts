@@ -1,0 +1,31 @@
+import type { LatenessSummary } from '../lateness-histogram.ts';
+import type { CallPeerConfig } from './call-peer.ts';
+
+/**
+ * What crosses between the main thread and a media worker (worker-peer.ts ↔ media-worker.ts).
+ * Commands to a worker travel in order in one array per event-loop turn, so a tick's downlink
+ * packets for every call on that worker cost one message, and `bye` still precedes `close`.
+ */
+export type WorkerCommand =
+  | { t: 'open'; id: number; config: CallPeerConfig }
+  | { t: 'answer'; id: number; sdp: string }
+  /** A downlink packet for the worker to send at its 20 ms slot. */
+  | { t: 'packet'; id: number; packet: Uint8Array }
+  /** Barge-in: packets not sent yet are dropped. */
+  | { t: 'discard'; id: number }
+  /** The worker's pacing lateness since the last ask (benchmarks, diagnostics); `reset` starts over. */
+  | { t: 'lateness'; reset: boolean }
+  | { t: 'control'; id: number; text: string }
+  | { t: 'close'; id: number };
+
+export type WorkerEvent =
+  | { t: 'answered'; id: number; sdp: string }
+  | { t: 'answer-failed'; id: number; offerError: boolean; message: string }
+  /** Decoded uplink frames of every call on the worker since the last batch, in arrival order. */
+  | { t: 'audio'; ids: number[]; frames: Int16Array[] }
+  | { t: 'control'; id: number; text: string }
+  | { t: 'control-open'; id: number }
+  | { t: 'control-closed'; id: number }
+  | { t: 'connected'; id: number }
+  | { t: 'gone'; id: number }
+  | { t: 'lateness'; summary: LatenessSummary };

@@ -1,0 +1,91 @@
+import { parentPort } from 'node:worker_threads';
+import { OfferError } from './call-peer.ts';
+import type { WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
+import { sharedPacerClock } from '../pacer-clock.ts';
+import { ServerPeer } from './server-peer.ts';
+
+/**
+ * A media worker thread: the werift peer connections of the calls the main thread puts here
+ * (ICE, DTLS, SRTP, SCTP, RTP), their jitter buffers and Opus decoding. Downlink packets arrive
+ * already encoded, ahead of time, and leave as RTP at their 20 ms slots on this thread's own
+ * pacer clock; uplink audio goes back decoded, batched per turn of this thread's event loop.
+ */
+if (!parentPort) throw new Error('media-worker.ts runs as a worker thread');
+const port = parentPort;
+const peers = new Map<number, ServerPeer>();
+const post = (event: WorkerEvent): void => port.postMessage(event);
+
+let audioIds: number[] = [];
+let audioFrames: Int16Array[] = [];
+function queueAudio(id: number, frame: Int16Array): void {
+  if (audioIds.length === 0) setImmediate(flushAudio);
+  audioIds.push(id);
+  audioFrames.push(frame);
+}
+function flushAudio(): void {
+  if (audioIds.length === 0) return;
+  post({ t: 'audio', ids: audioIds, frames: audioFrames });
+  audioIds = [];
+  audioFrames = [];
+}
+
+function run(command: WorkerCommand): void {
+  switch (command.t) {
+    case 'open': {
+      const { id } = command;
+      peers.set(
+        id,
+        new ServerPeer({
+          ...command.config,
+          onAudio: (frame) => queueAudio(id, frame),
+          onControl: (text) => post({ t: 'control', id, text }),
+          onControlOpen: () => post({ t: 'control-open', id }),
+          onControlClosed: () => post({ t: 'control-closed', id }),
+          onConnected: () => post({ t: 'connected', id }),
+          onGone: () => post({ t: 'gone', id }),
+        }),
+      );
+      return;
+    }
+    case 'answer': {
+      const peer = peers.get(command.id);
+      if (!peer) return post({ t: 'answer-failed', id: command.id, offerError: false, message: 'the call is gone' });
+      peer.answer(command.sdp).then(
+        (sdp) => post({ t: 'answered', id: command.id, sdp }),
+        (error: unknown) =>
+          post({ t: 'answer-failed', id: command.id, offerError: error instanceof OfferError, message: error instanceof Error ? error.message : String(error) }),
+      );
+      return;
+    }
+    case 'packet':
+      peers.get(command.id)?.queuePacket(command.packet);
+      return;
+    case 'discard':
+      peers.get(command.id)?.discardQueued();
+      return;
+    case 'lateness':
+      post({ t: 'lateness', summary: sharedPacerClock.lateness.summary() });
+      if (command.reset) sharedPacerClock.lateness.reset();
+      return;
+    case 'control':
+      peers.get(command.id)?.sendControl(command.text);
+      return;
+    case 'close': {
+      const peer = peers.get(command.id);
+      peers.delete(command.id);
+      void peer?.close();
+      return;
+    }
+  }
+}
+
+port.on('message', (commands: WorkerCommand[]) => {
+  for (const command of commands) {
+    try {
+      run(command);
+    } catch {
+      // One call's failure must not take the others on this worker down: it is reported as gone.
+      if ('id' in command) post({ t: 'gone', id: command.id });
+    }
+  }
+});

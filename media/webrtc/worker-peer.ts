@@ -1,0 +1,239 @@
+import { Worker } from 'node:worker_threads';
+import { OfferError, type CallPeer, type CallPeerConfig, type CallPeerEvents } from './call-peer.ts';
+import type { LatenessSummary } from '../lateness-histogram.ts';
+import type { WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
+import { MEDIA_RATE } from './opus.ts';
+import { OpusFrameEncoder } from './opus-encoder.ts';
+
+const ENTRY = new URL('./media-worker-entry.mjs', import.meta.url);
+
+/**
+ * One media worker thread and the calls on it. Commands queue in an outbox flushed once per
+ * microtask checkpoint, so everything one pacer tick sends to this worker is one message.
+ */
+class MediaWorker {
+  private readonly worker: Worker;
+  private readonly peers = new Map<number, WorkerPeer>();
+  private outbox: WorkerCommand[] = [];
+  private dead = false;
+  private latenessWaiters: Array<(summary: LatenessSummary | undefined) => void> = [];
+
+  constructor(private readonly onDead: (worker: MediaWorker) => void) {
+    this.worker = new Worker(ENTRY, { execArgv: [], stdout: false, stderr: false });
+    // Idle workers never keep the process alive; calls are held by the server's sockets.
+    this.worker.unref();
+    this.worker.on('message', (event: WorkerEvent) => this.onEvent(event));
+    this.worker.on('error', () => this.die());
+    this.worker.on('exit', () => this.die());
+  }
+
+  get load(): number {
+    return this.dead ? Number.POSITIVE_INFINITY : this.peers.size;
+  }
+
+  attach(peer: WorkerPeer, config: CallPeerConfig): void {
+    this.peers.set(peer.id, peer);
+    this.send({ t: 'open', id: peer.id, config });
+  }
+
+  detach(id: number): void {
+    this.peers.delete(id);
+  }
+
+  send(command: WorkerCommand): void {
+    if (this.dead) return;
+    if (this.outbox.length === 0) queueMicrotask(() => this.flush());
+    this.outbox.push(command);
+  }
+
+  private flush(): void {
+    const commands = this.outbox;
+    this.outbox = [];
+    if (!this.dead && commands.length > 0) this.worker.postMessage(commands);
+  }
+
+  /** The worker's pacing lateness since the last call with reset. */
+  lateness(reset: boolean): Promise<LatenessSummary | undefined> {
+    if (this.dead) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      this.latenessWaiters.push(resolve);
+      this.send({ t: 'lateness', reset });
+    });
+  }
+
+  private onEvent(event: WorkerEvent): void {
+    if (event.t === 'lateness') {
+      this.latenessWaiters.shift()?.(event.summary);
+      return;
+    }
+    if (event.t === 'audio') {
+      for (let i = 0; i < event.ids.length; i += 1) this.peers.get(event.ids[i]!)?.events.onAudio(event.frames[i]!);
+      return;
+    }
+    this.peers.get(event.id)?.onEvent(event);
+  }
+
+  private die(): void {
+    if (this.dead) return;
+    this.dead = true;
+    this.onDead(this);
+    for (const waiter of this.latenessWaiters.splice(0)) waiter(undefined);
+    const peers = [...this.peers.values()];
+    this.peers.clear();
+    for (const peer of peers) peer.workerDied();
+  }
+}
+
+/**
+ * Frames reach a worker this far ahead of their send time; the worker sends the first 60 ms of a
+ * talk spurt at once and paces the rest, so 40 ms of main-thread lateness is absorbed.
+ */
+export const WORKER_DOWNLINK_LEAD_MS = 100;
+
+/** A call whose peer connection runs in a media worker; encoding stays here (opus-encoder.ts). */
+export class WorkerPeer implements CallPeer {
+  readonly downlinkLeadMs = WORKER_DOWNLINK_LEAD_MS;
+  private readonly encoder = new OpusFrameEncoder(MEDIA_RATE);
+  private pendingAnswer: { resolve(sdp: string): void; reject(error: Error): void } | undefined;
+  private open = false;
+  private closed = false;
+
+  constructor(
+    private readonly host: MediaWorker,
+    readonly id: number,
+    readonly events: CallPeerEvents,
+  ) {}
+
+  get controlOpen(): boolean {
+    return this.open && !this.closed;
+  }
+
+  answer(sdp: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.pendingAnswer = { resolve, reject };
+      this.host.send({ t: 'answer', id: this.id, sdp });
+    });
+  }
+
+  sendFrame(frame: Int16Array): void {
+    if (this.closed) return;
+    this.host.send({ t: 'packet', id: this.id, packet: this.encoder.encode(frame) });
+  }
+
+  discardAudio(): void {
+    if (!this.closed) this.host.send({ t: 'discard', id: this.id });
+  }
+
+  sendControl(text: string): boolean {
+    if (!this.controlOpen) return false;
+    this.host.send({ t: 'control', id: this.id, text });
+    return true;
+  }
+
+  close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      this.host.send({ t: 'close', id: this.id });
+      this.host.detach(this.id);
+      this.pendingAnswer?.reject(new Error('the call closed before its answer'));
+      this.pendingAnswer = undefined;
+    }
+    return Promise.resolve();
+  }
+
+  onEvent(event: Exclude<WorkerEvent, { t: 'audio' } | { t: 'lateness' }>): void {
+    switch (event.t) {
+      case 'answered':
+        this.pendingAnswer?.resolve(event.sdp);
+        this.pendingAnswer = undefined;
+        return;
+      case 'answer-failed':
+        this.pendingAnswer?.reject(event.offerError ? new OfferError(event.message) : new Error(event.message));
+        this.pendingAnswer = undefined;
+        return;
+      case 'control':
+        if (!this.closed) this.events.onControl(event.text);
+        return;
+      case 'control-open':
+        this.open = true;
+        this.events.onControlOpen();
+        return;
+      case 'control-closed':
+        this.open = false;
+        return;
+      case 'connected':
+        if (!this.closed) this.events.onConnected();
+        return;
+      case 'gone':
+        this.goneNow();
+        return;
+    }
+  }
+
+  /** The worker thread itself failed: every call on it is gone. */
+  workerDied(): void {
+    this.pendingAnswer?.reject(new Error('the media worker stopped'));
+    this.pendingAnswer = undefined;
+    this.goneNow();
+  }
+
+  private goneNow(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.host.detach(this.id);
+    this.events.onGone();
+  }
+}
+
+/**
+ * Media worker threads for WebRTC calls, started on first use and kept for the life of the
+ * process (unref'd); a new call goes to the worker carrying the fewest. A worker that dies is
+ * replaced for new calls; its calls end as gone (resumable like any dropped call).
+ */
+export class MediaWorkerPool {
+  private readonly workers: MediaWorker[] = [];
+  private nextId = 1;
+
+  constructor(readonly size: number) {}
+
+  createPeer(options: CallPeerConfig & CallPeerEvents): WorkerPeer {
+    const { iceServers, additionalHostAddresses, portRange, loopbackOnly, ...events } = options;
+    const host = this.pick();
+    const peer = new WorkerPeer(host, this.nextId++, events);
+    host.attach(peer, { iceServers, additionalHostAddresses, portRange, ...(loopbackOnly === undefined ? {} : { loopbackOnly }) });
+    return peer;
+  }
+
+  /** Pacing lateness of every running worker (benchmarks, diagnostics). */
+  async lateness(reset: boolean): Promise<LatenessSummary[]> {
+    const all = await Promise.all(this.workers.map((w) => w.lateness(reset)));
+    return all.filter((s): s is LatenessSummary => s !== undefined);
+  }
+
+  private pick(): MediaWorker {
+    while (this.workers.length < this.size) this.workers.push(new MediaWorker((w) => this.remove(w)));
+    return this.workers.reduce((best, w) => (w.load < best.load ? w : best));
+  }
+
+  private remove(worker: MediaWorker): void {
+    const i = this.workers.indexOf(worker);
+    if (i >= 0) this.workers.splice(i, 1);
+  }
+}
+
+const pools = new Map<number, MediaWorkerPool>();
+
+/** Every pool of the process (at most one per configured size). */
+export function mediaWorkerPools(): MediaWorkerPool[] {
+  return [...pools.values()];
+}
+
+/** One pool per size for the whole process (test servers come and go; workers stay). */
+export function mediaWorkerPool(size: number): MediaWorkerPool {
+  let pool = pools.get(size);
+  if (!pool) {
+    pool = new MediaWorkerPool(size);
+    pools.set(size, pool);
+  }
+  return pool;
+}

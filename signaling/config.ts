@@ -100,10 +100,12 @@ export const ConfigSchema = z.object({
   WEBRTC_PORT_MAX: z.coerce.number().int().min(1024).max(65535).optional(),
   /**
    * WebRTC: threads that run the calls' peer connections (ICE, DTLS, SRTP, RTP pacing, Opus
-   * decoding); 0 runs them on the main thread. Default: one per core beyond the first, at least
-   * 2 (on 2 cores two half-loaded workers kept downlink jitter lower than one), at most 4.
+   * decoding); 0 runs them on the main thread. Default: one per core beyond the first (the main
+   * thread keeps one), at least 1, at most 4. On a single core one worker beat both none and two
+   * in the benchmark: the worker's pacing is not held up by the sessions, and threads competing
+   * for one core add their own delays.
    */
-  WEBRTC_MEDIA_WORKERS: z.coerce.number().int().min(0).max(32).default(Math.min(4, Math.max(2, availableParallelism() - 1))),
+  WEBRTC_MEDIA_WORKERS: z.coerce.number().int().min(0).max(32).default(Math.min(4, Math.max(1, availableParallelism() - 1))),
 
   TRUST_PROXY: flag.default(false),
 });

@@ -33,6 +33,8 @@ export interface ServerTiming {
   /** With media workers: the session pacer's handoff lateness (absorbed by the workers' lead). */
   handoff?: { n: number; p50: number; p99: number; max: number };
   workers?: number;
+  /** GC pauses of the media workers (all of them; the longest). */
+  workerGc?: { count: number; maxMs: number };
   /** Garbage-collection pauses on the main thread. */
   gc: { count: number; totalMs: number; maxMs: number };
 }

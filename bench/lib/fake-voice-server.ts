@@ -52,7 +52,13 @@ process.on('SIGUSR2', async () => {
     p99: ms(delay.percentile(99)),
     max: ms(delay.max),
     pacer: { n: rtp.count, p50: rtp.p50, p99: rtp.p99, max: rtp.max },
-    ...(workers.length === 0 ? {} : { handoff: { n: handoff.count, p50: handoff.p50, p99: handoff.p99, max: handoff.max }, workers: workers.length }),
+    ...(workers.length === 0
+      ? {}
+      : {
+          handoff: { n: handoff.count, p50: handoff.p50, p99: handoff.p99, max: handoff.max },
+          workers: workers.length,
+          workerGc: { count: workers.reduce((a, w) => a + w.gc.count, 0), maxMs: Math.max(...workers.map((w) => w.gc.maxMs)) },
+        }),
     gc: { count: gc.count, totalMs: Math.round(gc.totalMs), maxMs: Math.round(gc.maxMs * 10) / 10 },
   };
   gc.count = 0;

@@ -21,11 +21,21 @@ export type WorkerCommand =
 export type WorkerEvent =
   | { t: 'answered'; id: number; sdp: string }
   | { t: 'answer-failed'; id: number; offerError: boolean; message: string }
-  /** Decoded uplink frames of every call on the worker since the last batch, in arrival order. */
-  | { t: 'audio'; ids: number[]; frames: Int16Array[] }
+  /**
+   * Decoded uplink frames of every call on the worker since the last batch, in arrival order:
+   * frame i belongs to call ids[i] and is the next lengths[i] samples of pcm (transferred).
+   */
+  | { t: 'audio'; ids: Int32Array; lengths: Int32Array; pcm: Int16Array }
   | { t: 'control'; id: number; text: string }
   | { t: 'control-open'; id: number }
   | { t: 'control-closed'; id: number }
   | { t: 'connected'; id: number }
   | { t: 'gone'; id: number }
-  | { t: 'lateness'; summary: LatenessSummary };
+  | { t: 'lateness'; summary: LatenessSummary; gc: WorkerGcSummary };
+
+/** Garbage-collection pauses of one worker thread since its last lateness report. */
+export interface WorkerGcSummary {
+  count: number;
+  totalMs: number;
+  maxMs: number;
+}

@@ -1,7 +1,10 @@
 import { Worker } from 'node:worker_threads';
 import { OfferError, type CallPeer, type CallPeerConfig, type CallPeerEvents } from './call-peer.ts';
 import type { LatenessSummary } from '../lateness-histogram.ts';
-import type { WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
+import type { WorkerCommand, WorkerEvent, WorkerGcSummary } from './media-worker-protocol.ts';
+
+/** One worker's RTP pacing lateness and GC pauses over a reporting period. */
+export type WorkerLateness = LatenessSummary & { gc: WorkerGcSummary };
 import { MEDIA_RATE } from './opus.ts';
 import { OpusFrameEncoder } from './opus-encoder.ts';
 
@@ -16,7 +19,7 @@ class MediaWorker {
   private readonly peers = new Map<number, WorkerPeer>();
   private outbox: WorkerCommand[] = [];
   private dead = false;
-  private latenessWaiters: Array<(summary: LatenessSummary | undefined) => void> = [];
+  private latenessWaiters: Array<(summary: WorkerLateness | undefined) => void> = [];
 
   constructor(private readonly onDead: (worker: MediaWorker) => void) {
     this.worker = new Worker(ENTRY, { execArgv: [], stdout: false, stderr: false });
@@ -52,8 +55,8 @@ class MediaWorker {
     if (!this.dead && commands.length > 0) this.worker.postMessage(commands);
   }
 
-  /** The worker's pacing lateness since the last call with reset. */
-  lateness(reset: boolean): Promise<LatenessSummary | undefined> {
+  /** The worker's pacing lateness (and GC pauses) since the last call with reset. */
+  lateness(reset: boolean): Promise<WorkerLateness | undefined> {
     if (this.dead) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       this.latenessWaiters.push(resolve);
@@ -63,11 +66,16 @@ class MediaWorker {
 
   private onEvent(event: WorkerEvent): void {
     if (event.t === 'lateness') {
-      this.latenessWaiters.shift()?.(event.summary);
+      this.latenessWaiters.shift()?.({ ...event.summary, gc: event.gc });
       return;
     }
     if (event.t === 'audio') {
-      for (let i = 0; i < event.ids.length; i += 1) this.peers.get(event.ids[i]!)?.events.onAudio(event.frames[i]!);
+      let offset = 0;
+      for (let i = 0; i < event.ids.length; i += 1) {
+        const length = event.lengths[i]!;
+        this.peers.get(event.ids[i]!)?.events.onAudio(event.pcm.subarray(offset, offset + length));
+        offset += length;
+      }
       return;
     }
     this.peers.get(event.id)?.onEvent(event);
@@ -205,9 +213,9 @@ export class MediaWorkerPool {
   }
 
   /** Pacing lateness of every running worker (benchmarks, diagnostics). */
-  async lateness(reset: boolean): Promise<LatenessSummary[]> {
+  async lateness(reset: boolean): Promise<WorkerLateness[]> {
     const all = await Promise.all(this.workers.map((w) => w.lateness(reset)));
-    return all.filter((s): s is LatenessSummary => s !== undefined);
+    return all.filter((s): s is WorkerLateness => s !== undefined);
   }
 
   private pick(): MediaWorker {

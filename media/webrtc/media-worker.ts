@@ -9,7 +9,7 @@ import { ServerPeer } from './server-peer.ts';
  * A media worker thread: the werift peer connections of the calls the main thread puts here
  * (ICE, DTLS, SRTP, SCTP, RTP), their jitter buffers and Opus decoding. Downlink packets arrive
  * already encoded, ahead of time, and leave as RTP at their 20 ms slots on this thread's own
- * pacer clock; uplink audio goes back decoded, batched per turn of this thread's event loop.
+ * pacer clock; uplink audio goes back decoded, in one transferred buffer every 5 ms.
  */
 if (!parentPort) throw new Error('media-worker.ts runs as a worker thread');
 const port = parentPort;

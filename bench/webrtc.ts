@@ -45,10 +45,10 @@ const LOAD_REPLY_TEXT = 'say the weather is mild and the sky is clear today.';
 const PEERS_SCRIPT = fileURLToPath(new URL('./lib/webrtc-peers.ts', import.meta.url));
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 
-function server(env: Record<string, string> = {}): Promise<ChildServer> {
+function server(env: Record<string, string> = {}, cpu?: number): Promise<ChildServer> {
   // WEBRTC_MEDIA_WORKERS from the bench's environment reaches the server (compare 0, 1, 2 …).
   const workers: Record<string, string> = process.env.WEBRTC_MEDIA_WORKERS ? { WEBRTC_MEDIA_WORKERS: process.env.WEBRTC_MEDIA_WORKERS } : {};
-  return ChildServer.start({ script: 'bench/lib/fake-voice-server.ts', env: { LOCAL_LLM_WORD_DELAY_MS: '0', WEBRTC_LOOPBACK_ONLY: '1', ...workers, ...env } });
+  return ChildServer.start({ script: 'bench/lib/fake-voice-server.ts', env: { LOCAL_LLM_WORD_DELAY_MS: '0', WEBRTC_LOOPBACK_ONLY: '1', ...workers, ...env }, ...(cpu === undefined ? {} : { cpu }) });
 }
 
 export async function run(): Promise<Row[]> {
@@ -335,14 +335,12 @@ function pin(pid: number, cpu: number): void {
 
 async function concurrency(o: { pinned: boolean; steps: number[] }): Promise<Row[]> {
   progress(`webrtc: starting fake-provider server and the peer processes for concurrency${o.pinned ? ' (server pinned to one core)' : ''}`);
-  const s = await server({ BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, MAX_SESSIONS: '1000', START_TIMEOUT_MS: '20000' });
+  // Pinned: started on CPU 1 (it sizes its media workers for one core), the peers moved to CPU 0.
+  const s = await server({ BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, MAX_SESSIONS: '1000', START_TIMEOUT_MS: '20000' }, o.pinned ? 1 : undefined);
   const peers = PeerGroup.start(LOAD_PEER_PROCESSES);
   let open = 0;
   try {
-    if (o.pinned) {
-      pin(s.pid, 1);
-      for (const pid of peers.pids) pin(pid, 0);
-    }
+    if (o.pinned) for (const pid of peers.pids) pin(pid, 0);
     const result = await ramp<Step>({
       label: o.pinned ? 'webrtc concurrency, server on one core' : 'webrtc concurrency',
       unit: 'calls',
@@ -462,7 +460,7 @@ function pinnedRows(result: RampResult<Step>): Row[] {
     value: round(st.p99, 2),
     unit: 'ms',
     note:
-      `server process pinned to one CPU (taskset -a), client peers to the other; p50 ${round(st.p50, 1)}, max ${round(st.max, 1)} ms over ${st.intervals} intervals; ` +
+      `server started on one CPU (taskset -c 1), client peers moved to the other; p50 ${round(st.p50, 1)}, max ${round(st.max, 1)} ms over ${st.intervals} intervals; ` +
       `server RTP send lateness p99 ${st.serverLag.pacer.p99} ms (worker GC pauses ${st.serverLag.workerGc?.count ?? 0}, longest ${st.serverLag.workerGc?.maxMs ?? 0} ms); server ${round(st.serverCores, 2)} of its 1 core (main thread ${round(st.mainCores, 2)}, runnable but waiting ${Math.round(st.runQueue * 100)} %); ` +
       `${st.serverLag.gc.count} main-thread GC pauses, longest ${st.serverLag.gc.maxMs} ms; client peers ${round(st.peersCores, 2)} cores; other processes ${round(st.foreignCores, 2)} cores` +
       `${result.limitAt !== undefined && st.n > result.limitAt ? '; past the jitter limit, one window, for the CPU figures' : ''}${windowsNote(st)}`,

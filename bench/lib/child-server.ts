@@ -47,6 +47,11 @@ export interface ChildServerOptions {
   startTimeoutMs?: number;
   /** Entry script relative to the repo (default `signaling/main.ts`); it must print `listening on <url> `. */
   script?: string;
+  /**
+   * Start the server already confined to this CPU (taskset), so it sizes itself for one core
+   * from the start (os.availableParallelism() is 1 inside), as in a one-CPU container.
+   */
+  cpu?: number;
 }
 
 /**
@@ -112,7 +117,11 @@ export class ChildServer {
       ...(process.env.BENCH_HEAP_SAMPLE ? { BENCH_HEAP_SAMPLE: process.env.BENCH_HEAP_SAMPLE } : {}),
       ...options.env,
     };
-    const wrapper = spawn(process.execPath, [TSX_CLI, ...nodeFlags, options.script ?? 'signaling/main.ts'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = [TSX_CLI, ...nodeFlags, options.script ?? 'signaling/main.ts'];
+    const wrapper =
+      options.cpu === undefined
+        ? spawn(process.execPath, argv, { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] })
+        : spawn('taskset', ['-c', String(options.cpu), process.execPath, ...argv], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
     if (wrapper.pid !== undefined) starting.add(wrapper.pid);
     const exited = new Promise<void>((done) => wrapper.once('exit', () => done()));
     // BENCH_SERVER_STDOUT=<file> keeps the server's stdout (e.g. --trace-gc lines) for reading after the run.

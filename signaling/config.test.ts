@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -27,6 +27,15 @@ describe('loadConfig', () => {
     expect(config.MAX_FRAME_BYTES).toBeGreaterThan(0);
     expect(config.RESUME_TTL_S).toBe(150);
     expect(config.TRUST_PROXY).toBe(false);
+  });
+
+  it('WEBRTC_MEDIA_WORKERS: one per core beyond the first (1 to 4) by default, 0 allowed, negatives refused', () => {
+    const cores = availableParallelism();
+    expect(loadConfig({}).WEBRTC_MEDIA_WORKERS).toBe(Math.min(4, Math.max(1, cores - 1)));
+    expect(loadConfig({ WEBRTC_MEDIA_WORKERS: '0' }).WEBRTC_MEDIA_WORKERS).toBe(0);
+    expect(loadConfig({ WEBRTC_MEDIA_WORKERS: '3' }).WEBRTC_MEDIA_WORKERS).toBe(3);
+    expect(rejection({ WEBRTC_MEDIA_WORKERS: '-1' }).message).toContain('WEBRTC_MEDIA_WORKERS');
+    expect(rejection({ WEBRTC_MEDIA_WORKERS: 'many' }).message).toContain('WEBRTC_MEDIA_WORKERS');
   });
 
   it('treats empty variables as unset', () => {

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
-import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { GcPauses } from '../../media/gc-pauses.ts';
 import { sharedPacerClock } from '../../media/pacer-clock.ts';
 import { mediaWorkerPools } from '../../media/webrtc/worker-peer.ts';
 import { loadVad, VoiceActivityDetector } from '../../media/vad.ts';
@@ -31,14 +32,7 @@ process.stdout.write(`parley-bench: listening on ${server.url} (fake ASR and TTS
 // comes from the shared clock's histogram (media/lateness-histogram.ts).
 const delay = monitorEventLoopDelay({ resolution: 1 });
 delay.enable();
-const gc = { count: 0, totalMs: 0, maxMs: 0 };
-new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) {
-    gc.count += 1;
-    gc.totalMs += entry.duration;
-    gc.maxMs = Math.max(gc.maxMs, entry.duration);
-  }
-}).observe({ entryTypes: ['gc'] });
+const gc = new GcPauses();
 process.on('SIGUSR2', async () => {
   const ms = (ns: number): number => Math.round(ns / 1e4) / 100;
   const handoff = sharedPacerClock.lateness.summary();
@@ -59,11 +53,9 @@ process.on('SIGUSR2', async () => {
           workers: workers.length,
           workerGc: { count: workers.reduce((a, w) => a + w.gc.count, 0), maxMs: Math.max(...workers.map((w) => w.gc.maxMs)) },
         }),
-    gc: { count: gc.count, totalMs: Math.round(gc.totalMs), maxMs: Math.round(gc.maxMs * 10) / 10 },
+    gc: gc.summary(),
   };
-  gc.count = 0;
-  gc.totalMs = 0;
-  gc.maxMs = 0;
+  gc.reset();
   process.stdout.write(`parley-bench: event-loop-delay ${JSON.stringify(report)}\n`);
   delay.reset();
 });

@@ -1,3 +1,4 @@
+import type { GcPauseSummary } from '../gc-pauses.ts';
 import type { LatenessSummary } from '../lateness-histogram.ts';
 import type { CallPeerConfig } from './call-peer.ts';
 
@@ -31,11 +32,4 @@ export type WorkerEvent =
   | { t: 'control-closed'; id: number }
   | { t: 'connected'; id: number }
   | { t: 'gone'; id: number }
-  | { t: 'lateness'; summary: LatenessSummary; gc: WorkerGcSummary };
-
-/** Garbage-collection pauses of one worker thread since its last lateness report. */
-export interface WorkerGcSummary {
-  count: number;
-  totalMs: number;
-  maxMs: number;
-}
+  | { t: 'lateness'; summary: LatenessSummary; gc: GcPauseSummary };

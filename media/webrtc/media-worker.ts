@@ -1,7 +1,7 @@
-import { PerformanceObserver } from 'node:perf_hooks';
 import { parentPort } from 'node:worker_threads';
 import { OfferError } from './call-peer.ts';
 import type { WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
+import { GcPauses } from '../gc-pauses.ts';
 import { sharedPacerClock } from '../pacer-clock.ts';
 import { ServerPeer } from './server-peer.ts';
 
@@ -17,14 +17,7 @@ const peers = new Map<number, ServerPeer>();
 const post = (event: WorkerEvent): void => port.postMessage(event);
 
 /** This thread's garbage-collection pauses since the last lateness report (diagnostics). */
-const gc = { count: 0, totalMs: 0, maxMs: 0 };
-new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) {
-    gc.count += 1;
-    gc.totalMs += entry.duration;
-    gc.maxMs = Math.max(gc.maxMs, entry.duration);
-  }
-}).observe({ entryTypes: ['gc'] });
+const gc = new GcPauses();
 
 /**
  * Uplink audio leaves in batches: every frame decoded within AUDIO_BATCH_MS, packed into one
@@ -89,10 +82,10 @@ function run(command: WorkerCommand): void {
       peers.get(command.id)?.discardQueued();
       return;
     case 'lateness':
-      post({ t: 'lateness', summary: sharedPacerClock.lateness.summary(), gc: { count: gc.count, totalMs: Math.round(gc.totalMs), maxMs: Math.round(gc.maxMs * 10) / 10 } });
+      post({ t: 'lateness', summary: sharedPacerClock.lateness.summary(), gc: gc.summary() });
       if (command.reset) {
         sharedPacerClock.lateness.reset();
-        Object.assign(gc, { count: 0, totalMs: 0, maxMs: 0 });
+        gc.reset();
       }
       return;
     case 'control':

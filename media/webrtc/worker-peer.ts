@@ -1,10 +1,11 @@
 import { Worker } from 'node:worker_threads';
 import { OfferError, type CallPeer, type CallPeerConfig, type CallPeerEvents } from './call-peer.ts';
 import type { LatenessSummary } from '../lateness-histogram.ts';
-import type { WorkerCommand, WorkerEvent, WorkerGcSummary } from './media-worker-protocol.ts';
+import type { GcPauseSummary } from '../gc-pauses.ts';
+import type { WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
 
 /** One worker's RTP pacing lateness and GC pauses over a reporting period. */
-export type WorkerLateness = LatenessSummary & { gc: WorkerGcSummary };
+export type WorkerLateness = LatenessSummary & { gc: GcPauseSummary };
 import { MEDIA_RATE } from './opus.ts';
 import { OpusFrameEncoder } from './opus-encoder.ts';
 

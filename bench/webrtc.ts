@@ -269,10 +269,6 @@ class PeerGroup {
     return new PeerGroup(Array.from({ length: processes }, () => Peers.start()));
   }
 
-  get size(): number {
-    return this.members.length;
-  }
-
   get pids(): number[] {
     return this.members.map((p) => p.pid);
   }

@@ -27,10 +27,6 @@ export class PacketPacer implements Ticking {
     this.burstMs = burstPackets * PACKET_MS;
   }
 
-  get queued(): number {
-    return this.queue.length;
-  }
-
   push(packet: Uint8Array): void {
     this.queue.push(packet);
     const now = performance.now();

@@ -31,8 +31,7 @@ export class ServerPeer {
   private lastSentAt: number | undefined;
   /** For packets handed over ahead of time (queuePacket); sendPacket bypasses it. */
   private readonly pacer = new PacketPacer(sharedPacerClock, (packet) => this.sendPacket(packet));
-  packetsSent = 0;
-  packetsReceived = 0;
+  private packetsSent = 0;
 
   constructor(private readonly options: CallPeerOptions) {
     this.pc = new RTCPeerConnection({
@@ -138,7 +137,6 @@ export class ServerPeer {
   }
 
   private onRtp(sequence: number, payload: Buffer): void {
-    this.packetsReceived += 1;
     for (const released of this.jitter.push(sequence, payload)) {
       const pcm = released.kind === 'packet' ? this.decoder.decode(released.payload) : new Int16Array(MEDIA_FRAME_SAMPLES);
       if (pcm.length > 0) this.options.onAudio(pcm);

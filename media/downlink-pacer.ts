@@ -37,6 +37,11 @@ export class DownlinkPacer implements Ticking {
     return (this.queue.length * DOWNLINK_FRAME_MS) + (this.partialFill * 1000) / this.options.sampleRate;
   }
 
+  /** Audio handed over whose play time (on this pacer's timeline) is still ahead of `now`. */
+  aheadMs(now: number): number {
+    return this.nextAt === undefined ? 0 : Math.max(0, this.nextAt - now);
+  }
+
   get idle(): boolean {
     return this.queue.length === 0 && this.partialFill === 0;
   }
@@ -75,6 +80,7 @@ export class DownlinkPacer implements Ticking {
     this.partial = undefined;
     this.partialFill = 0;
     this.stop();
+    this.wakeIdle();
     return dropped;
   }
 
@@ -101,29 +107,35 @@ export class DownlinkPacer implements Ticking {
       this.sentMs += DOWNLINK_FRAME_MS;
       this.nextAt += DOWNLINK_FRAME_MS;
     }
-    // An empty queue ends the run; the next frame starts a fresh timeline instead of
-    // bursting to catch up on time the producer lost.
-    if (this.queue.length === 0) this.stop();
+    if (this.queue.length > 0) return;
+    this.wakeIdle();
+    // The run lasts while audio handed over is still playing: audio queued meanwhile (the next
+    // slice of a sentence, a streaming TTS's next chunk) continues its timeline. Once it has
+    // played out, the next frame starts a fresh timeline instead of bursting to catch up on
+    // time the producer lost. (Ending the run on the first empty queue sent every slice shorter
+    // than the lead at once.)
+    if (this.nextAt === undefined || now >= this.nextAt) this.stop();
   }
 
   private start(): void {
     if (this.queue.length === 0) return;
+    const now = performance.now();
+    // A run whose audio has played out is over, even if no tick has said so yet.
+    if (this.nextAt !== undefined && now >= this.nextAt) this.stop();
     if (this.nextAt === undefined) {
-      const now = performance.now();
       this.clock.add(this);
       // On the clock's grid, so every later frame is due exactly when a tick runs.
       // Half a tick ahead at least, so the packets pushed right after this one join the burst.
       this.nextAt = this.clock.align(now + this.clock.intervalMs / 2);
-      // Send what is due now (the lead) rather than waiting for the next tick.
-      this.sendDue(now, false);
     }
+    // Send what is due now (a new run's lead) rather than waiting for the next tick.
+    this.sendDue(now, false);
   }
 
   private stop(): void {
     if (this.nextAt === undefined) return;
     this.nextAt = undefined;
     this.clock.remove(this);
-    this.wakeIdle();
   }
 
   private wakeIdle(): void {

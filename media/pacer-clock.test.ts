@@ -74,10 +74,35 @@ describe('DownlinkPacer on the grid', () => {
     await pacer.whenIdle();
     expect(sent.length).toBe(10);
     expect(clock.lateness.summary().count).toBe(7);
+    // The run (and the clock) ends once the audio handed over has played out: the lead later.
+    expect(clock.running).toBe(true);
+    await new Promise((r) => setTimeout(r, 120));
     expect(clock.running).toBe(false);
     // The run started on the grid (the clock's origin, as it was idle): frame k is due at
     // origin + 20·(k − 3) and the clock never sends it before that.
     const origin = (clock as unknown as { origin: number }).origin;
     for (let k = 3; k < sent.length; k += 1) expect(sent[k]).toBeGreaterThanOrEqual(origin + 20 * (k - 3) - 0.25);
+  });
+
+  it('continues a run with audio queued while the handed audio plays: slices shorter than the lead are not sent at once', async () => {
+    const clock = new PacerClock(5);
+    const sent: number[] = [];
+    const pacer = new DownlinkPacer({ sampleRate: 16000, leadMs: 200, clock, send: () => sent.push(performance.now()) });
+    const t0 = performance.now();
+    // Four 100 ms slices a moment apart, as a sentence is resampled or a TTS streams.
+    for (let i = 0; i < 4; i += 1) {
+      pacer.enqueue(new Int16Array(1600));
+      await new Promise((r) => setImmediate(r));
+    }
+    // Only the 200 ms lead left at once; the other ten frames follow at real-time pace.
+    expect(sent.length).toBe(10);
+    expect(pacer.aheadMs(performance.now())).toBeGreaterThan(150);
+    await pacer.whenIdle();
+    expect(sent.length).toBe(20);
+    // Frame 19 is due 19 · 20 ms after the run began, less the lead.
+    expect(sent[19]! - t0).toBeGreaterThanOrEqual(175);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(clock.running).toBe(false);
+    expect(pacer.aheadMs(performance.now())).toBe(0);
   });
 });

@@ -17,6 +17,12 @@ export interface Transport {
    * loop does not starve its queue.
    */
   readonly downlinkLeadMs?: number;
+  /**
+   * Set by a transport that holds audio and sends it at its own pace: how far ahead of its play
+   * time a frame leaves. Audio handed over further ahead is still held (and dropped on barge-in),
+   * so it does not count as sent. Unset: everything handed over is sent at once.
+   */
+  readonly sendAheadMs?: number;
   /** Drops audio handed over but not yet sent (barge-in): it must not reach the listener. */
   discardAudio?(): void;
 }

@@ -38,6 +38,14 @@ describe('loadConfig', () => {
     expect(rejection({ WEBRTC_MEDIA_WORKERS: 'many' }).message).toContain('WEBRTC_MEDIA_WORKERS');
   });
 
+  it('WEBRTC_MEDIA_WORKER_NICE: −10 by default, −20 … 19 accepted, anything else refused', () => {
+    expect(loadConfig({}).WEBRTC_MEDIA_WORKER_NICE).toBe(-10);
+    expect(loadConfig({ WEBRTC_MEDIA_WORKER_NICE: '0' }).WEBRTC_MEDIA_WORKER_NICE).toBe(0);
+    expect(loadConfig({ WEBRTC_MEDIA_WORKER_NICE: '-20' }).WEBRTC_MEDIA_WORKER_NICE).toBe(-20);
+    expect(rejection({ WEBRTC_MEDIA_WORKER_NICE: '20' }).message).toContain('WEBRTC_MEDIA_WORKER_NICE');
+    expect(rejection({ WEBRTC_MEDIA_WORKER_NICE: 'high' }).message).toContain('WEBRTC_MEDIA_WORKER_NICE');
+  });
+
   it('treats empty variables as unset', () => {
     const config = loadConfig({ PORT: '', HOST: '', MAX_SESSIONS: '' });
     expect(config.PORT).toBe(8080);

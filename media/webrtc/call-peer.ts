@@ -38,6 +38,11 @@ export interface CallPeer {
   readonly controlOpen: boolean;
   /** Set when the peer paces packets itself: how far ahead frames should be handed over. */
   readonly downlinkLeadMs?: number;
+  /**
+   * Set with downlinkLeadMs: how far ahead of its play time the peer really sends a frame (the
+   * burst that opens a talk spurt). Frames handed over further ahead are still held here.
+   */
+  readonly sendAheadMs?: number;
   /** Drops frames handed over but not sent yet (barge-in). */
   discardAudio?(): void;
   /** Applies the offer and resolves with the answer SDP once gathering is complete. */

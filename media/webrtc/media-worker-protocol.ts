@@ -7,6 +7,12 @@ import type { CallPeerConfig } from './call-peer.ts';
  * Commands to a worker travel in order in one array per event-loop turn, so a tick's downlink
  * packets for every call on that worker cost one message, and `bye` still precedes `close`.
  */
+/** Given to each worker at start (workerData). */
+export interface MediaWorkerData {
+  /** The nice value the worker thread asks for (0: unchanged). */
+  nice: number;
+}
+
 export type WorkerCommand =
   | { t: 'open'; id: number; config: CallPeerConfig }
   | { t: 'answer'; id: number; sdp: string }
@@ -32,4 +38,6 @@ export type WorkerEvent =
   | { t: 'control-closed'; id: number }
   | { t: 'connected'; id: number }
   | { t: 'gone'; id: number }
-  | { t: 'lateness'; summary: LatenessSummary; gc: GcPauseSummary };
+  | { t: 'lateness'; summary: LatenessSummary; gc: GcPauseSummary }
+  /** Whether the worker thread got the priority it asked for (sent once, at start). */
+  | { t: 'priority'; nice: number; applied: boolean; reason?: string };

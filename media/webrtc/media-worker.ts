@@ -1,6 +1,7 @@
-import { parentPort } from 'node:worker_threads';
+import { setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
 import { OfferError } from './call-peer.ts';
-import type { WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
+import type { MediaWorkerData, WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
 import { GcPauses } from '../gc-pauses.ts';
 import { sharedPacerClock } from '../pacer-clock.ts';
 import { ServerPeer } from './server-peer.ts';
@@ -15,6 +16,22 @@ if (!parentPort) throw new Error('media-worker.ts runs as a worker thread');
 const port = parentPort;
 const peers = new Map<number, ServerPeer>();
 const post = (event: WorkerEvent): void => port.postMessage(event);
+
+/**
+ * This thread's scheduling priority (Linux: setpriority on the calling thread only). Its packets
+ * are due every 20 ms while the main thread's work is handed over ahead of time, so on a busy
+ * core the media thread should run first. Raising it needs CAP_SYS_NICE; without it the thread
+ * keeps the process's priority and the main thread is told why.
+ */
+const { nice } = workerData as MediaWorkerData;
+if (nice !== 0) {
+  try {
+    setPriority(nice);
+    post({ t: 'priority', nice, applied: true });
+  } catch (error) {
+    post({ t: 'priority', nice, applied: false, reason: error instanceof Error ? error.message : String(error) });
+  }
+}
 
 /** This thread's garbage-collection pauses since the last lateness report (diagnostics). */
 const gc = new GcPauses();

@@ -1,6 +1,9 @@
 import type { PacerClock, Ticking } from '../pacer-clock.ts';
 
 const PACKET_MS = 20;
+/** Packets a talk spurt opens with, sent at once so the listener's jitter buffer fills. */
+export const PACKET_BURST = 3;
+export const PACKET_BURST_MS = PACKET_BURST * PACKET_MS;
 /** A talk spurt ends when no packet was there for its slot this long. */
 const SPURT_END_MS = 40;
 
@@ -22,7 +25,7 @@ export class PacketPacer implements Ticking {
   constructor(
     private readonly clock: PacerClock,
     private readonly send: (packet: Uint8Array) => void,
-    private readonly burstPackets = 3,
+    private readonly burstPackets = PACKET_BURST,
   ) {
     this.burstMs = burstPackets * PACKET_MS;
   }

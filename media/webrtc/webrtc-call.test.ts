@@ -116,8 +116,8 @@ describe('WebRTC transport', () => {
     const interrupted = await peer.waitFor('interrupted', () => true, 8000);
     const at = peer.frameArrivals[peer.frames.indexOf(interrupted)]!;
     await new Promise((r) => setTimeout(r, 250));
-    // The session pacer hands frames to the worker 100 ms ahead and the worker keeps ~40 ms of
-    // them queued: without the discard two more packets would follow `interrupted`.
+    // The session pacer hands frames to the worker 200 ms ahead and the worker keeps ~140 ms of
+    // them queued: without the discard about seven more packets would follow `interrupted`.
     const after = peer.packetArrivals.filter((t) => t > at + 2).length;
     expect(after).toBeLessThanOrEqual(1);
     await peer.close();

@@ -44,6 +44,10 @@ export class WebRtcTransport implements Transport, Ticking {
     return this.peer.downlinkLeadMs;
   }
 
+  get sendAheadMs(): number | undefined {
+    return this.peer.sendAheadMs;
+  }
+
   discardAudio(): void {
     this.peer.discardAudio?.();
   }

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WebRtcTestPeer } from '../../signaling/testing/webrtc-test-peer.ts';
@@ -39,7 +40,8 @@ describe('MediaWorkerPool', () => {
     expect(answer).toMatch(/^m=audio /m);
     await client.accept(answer);
     while (e.connected === 0) await new Promise((r) => setTimeout(r, 10));
-    expect(peer.downlinkLeadMs).toBe(100);
+    expect(peer.downlinkLeadMs).toBe(200);
+    expect(peer.sendAheadMs).toBe(60);
 
     const bad = pool.createPeer({ ...config, ...events() });
     await expect(bad.answer('v=0\r\ns=-\r\nt=0 0\r\n')).rejects.toBeInstanceOf(OfferError);
@@ -66,4 +68,39 @@ describe('MediaWorkerPool', () => {
     await next.close();
     await Promise.all(clients.map((c) => c.close()));
   });
+
+  it('runs its worker threads at the nice value asked for, and says once when the system refuses it', async () => {
+    // Nice 7 lowers priority, which any process may do; the worker thread alone takes it.
+    const gentle = new MediaWorkerPool(1, 7);
+    const peer = gentle.createPeer({ ...config, ...events() });
+    const client = new WebRtcTestPeer();
+    await client.accept(await peer.answer(await client.offer()));
+    const nices = threadNices();
+    expect(nices.filter((n) => n === 7)).toHaveLength(1);
+    expect(nices[0]).toBe(0); // the main thread keeps its priority
+    await client.close();
+    await peer.close();
+
+    // −21 is outside what setpriority accepts: the refusal reaches the pool's listener once.
+    const refused = new MediaWorkerPool(1, -21);
+    const reasons: string[] = [];
+    refused.onPriorityRefused = (reason) => reasons.push(reason);
+    const other = refused.createPeer({ ...config, ...events() });
+    const client2 = new WebRtcTestPeer();
+    await client2.accept(await other.answer(await client2.offer()));
+    expect(reasons).toHaveLength(1);
+    expect(reasons[0]).toMatch(/not nice -21/);
+    await client2.close();
+    await other.close();
+    await Promise.all([...workersOf(gentle), ...workersOf(refused)].map((w) => w.worker.terminate()));
+  });
 });
+
+/** The nice value of every thread of this process, main thread first (/proc/self/task/<tid>/stat field 19). */
+function threadNices(): number[] {
+  const tids = readdirSync('/proc/self/task').map(Number).sort((a, b) => (a === process.pid ? -1 : b === process.pid ? 1 : a - b));
+  return tids.map((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
+}

@@ -2,12 +2,15 @@ import { Worker } from 'node:worker_threads';
 import { OfferError, type CallPeer, type CallPeerConfig, type CallPeerEvents } from './call-peer.ts';
 import type { LatenessSummary } from '../lateness-histogram.ts';
 import type { GcPauseSummary } from '../gc-pauses.ts';
-import type { WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
+import type { MediaWorkerData, WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
+
+type PriorityEvent = Extract<WorkerEvent, { t: 'priority' }>;
 
 /** One worker's RTP pacing lateness and GC pauses over a reporting period. */
 export type WorkerLateness = LatenessSummary & { gc: GcPauseSummary };
 import { MEDIA_RATE } from './opus.ts';
 import { OpusFrameEncoder } from './opus-encoder.ts';
+import { PACKET_BURST_MS } from './packet-pacer.ts';
 
 const ENTRY = new URL('./media-worker-entry.mjs', import.meta.url);
 
@@ -22,8 +25,12 @@ class MediaWorker {
   private dead = false;
   private latenessWaiters: Array<(summary: WorkerLateness | undefined) => void> = [];
 
-  constructor(private readonly onDead: (worker: MediaWorker) => void) {
-    this.worker = new Worker(ENTRY, { execArgv: [], stdout: false, stderr: false });
+  constructor(
+    nice: number,
+    private readonly onDead: (worker: MediaWorker) => void,
+    private readonly onPriority: (event: PriorityEvent) => void,
+  ) {
+    this.worker = new Worker(ENTRY, { execArgv: [], stdout: false, stderr: false, workerData: { nice } satisfies MediaWorkerData });
     // Idle workers never keep the process alive; calls are held by the server's sockets.
     this.worker.unref();
     this.worker.on('message', (event: WorkerEvent) => this.onEvent(event));
@@ -66,6 +73,10 @@ class MediaWorker {
   }
 
   private onEvent(event: WorkerEvent): void {
+    if (event.t === 'priority') {
+      this.onPriority(event);
+      return;
+    }
     if (event.t === 'lateness') {
       this.latenessWaiters.shift()?.({ ...event.summary, gc: event.gc });
       return;
@@ -94,14 +105,19 @@ class MediaWorker {
 }
 
 /**
- * Frames reach a worker this far ahead of their send time; the worker sends the first 60 ms of a
- * talk spurt at once and paces the rest, so 40 ms of main-thread lateness is absorbed.
+ * Frames reach a worker this far ahead of their play time; the worker sends the first 60 ms of a
+ * talk spurt at once (PACKET_BURST_MS) and paces the rest, so 140 ms of main-thread lateness is
+ * absorbed. At 100 ms (40 absorbed), with the media thread ahead of the main thread on one busy
+ * core, one packet in twenty reached the worker after its slot. Audio held this way is not
+ * counted as sent (sendAheadMs) and is dropped on barge-in, so neither the heard text nor the
+ * interruption gets later.
  */
-export const WORKER_DOWNLINK_LEAD_MS = 100;
+export const WORKER_DOWNLINK_LEAD_MS = 200;
 
 /** A call whose peer connection runs in a media worker; encoding stays here (opus-encoder.ts). */
 export class WorkerPeer implements CallPeer {
   readonly downlinkLeadMs = WORKER_DOWNLINK_LEAD_MS;
+  readonly sendAheadMs = PACKET_BURST_MS;
   private readonly encoder = new OpusFrameEncoder(MEDIA_RATE);
   private pendingAnswer: { resolve(sdp: string): void; reject(error: Error): void } | undefined;
   private open = false;
@@ -202,8 +218,15 @@ export class WorkerPeer implements CallPeer {
 export class MediaWorkerPool {
   private readonly workers: MediaWorker[] = [];
   private nextId = 1;
+  private priorityNoted = false;
+  /** Told once if a worker could not take its priority (see media-worker.ts). */
+  onPriorityRefused: ((reason: string) => void) | undefined;
 
-  constructor(readonly size: number) {}
+  /** `nice`: the worker threads' priority (Linux nice value; 0 leaves them as the process). */
+  constructor(
+    readonly size: number,
+    readonly nice = 0,
+  ) {}
 
   createPeer(options: CallPeerConfig & CallPeerEvents): WorkerPeer {
     const { iceServers, additionalHostAddresses, portRange, loopbackOnly, ...events } = options;
@@ -220,8 +243,14 @@ export class MediaWorkerPool {
   }
 
   private pick(): MediaWorker {
-    while (this.workers.length < this.size) this.workers.push(new MediaWorker((w) => this.remove(w)));
+    while (this.workers.length < this.size) this.workers.push(new MediaWorker(this.nice, (w) => this.remove(w), (event) => this.onPriority(event)));
     return this.workers.reduce((best, w) => (w.load < best.load ? w : best));
+  }
+
+  private onPriority(event: PriorityEvent): void {
+    if (event.applied || this.priorityNoted) return;
+    this.priorityNoted = true;
+    this.onPriorityRefused?.(`media worker threads run at the process's priority, not nice ${event.nice}: ${event.reason ?? 'refused'}`);
   }
 
   private remove(worker: MediaWorker): void {
@@ -230,19 +259,20 @@ export class MediaWorkerPool {
   }
 }
 
-const pools = new Map<number, MediaWorkerPool>();
+const pools = new Map<string, MediaWorkerPool>();
 
 /** Every pool of the process (at most one per configured size). */
 export function mediaWorkerPools(): MediaWorkerPool[] {
   return [...pools.values()];
 }
 
-/** One pool per size for the whole process (test servers come and go; workers stay). */
-export function mediaWorkerPool(size: number): MediaWorkerPool {
-  let pool = pools.get(size);
+/** One pool per size and priority for the whole process (test servers come and go; workers stay). */
+export function mediaWorkerPool(size: number, nice = 0): MediaWorkerPool {
+  const key = `${size}/${nice}`;
+  let pool = pools.get(key);
   if (!pool) {
-    pool = new MediaWorkerPool(size);
-    pools.set(size, pool);
+    pool = new MediaWorkerPool(size, nice);
+    pools.set(key, pool);
   }
   return pool;
 }

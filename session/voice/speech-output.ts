@@ -14,6 +14,8 @@ export interface SpeechOutputOptions {
   leadMs?: number;
   /** Drops audio the transport still holds when the pacer is cleared. */
   discardAudio?(): void;
+  /** See Transport.sendAheadMs. */
+  sendAheadMs?: number;
   onError(error: Error): void;
 }
 
@@ -88,6 +90,16 @@ export class SpeechOutput {
     return this.pacer.whenIdle();
   }
 
+  /**
+   * @internal Audio handed to a transport that holds it (Transport.sendAheadMs) and has not left
+   * yet, in whole frames: a barge-in now drops it, so it was never sent.
+   */
+  heldMs(): number {
+    if (this.options.sendAheadMs === undefined) return 0;
+    const held = this.pacer.aheadMs(performance.now()) - this.options.sendAheadMs;
+    return held > 0 ? Math.floor(held / DOWNLINK_FRAME_MS) * DOWNLINK_FRAME_MS : 0;
+  }
+
   /** @internal */
   clear(): number {
     this.options.discardAudio?.();
@@ -138,7 +150,7 @@ export class SpeechTurn {
   stop(): number {
     if (!this.stopped) {
       this.stopped = true;
-      this.finalSentMs ??= this.liveSentMs();
+      this.finalSentMs ??= Math.max(0, this.liveSentMs() - this.output.heldMs());
       this.abort.abort();
       this.output.clear();
     }

@@ -10,8 +10,11 @@ import { ChildServer, processCpuMs, type ServerTiming } from './lib/child-server
 import { LoadMeter } from './lib/load-meter.ts';
 import { ramp, rampVerdict, windowsNote, type RampResult, type StepFigures } from './lib/ramp.ts';
 import { percentile, progress, round } from './lib/stats.ts';
+import { LEAD_PACKETS, SPURT_GAP_MS, udpPortsOf, WireCapture, wireCaptureAvailable, wireDeviations } from './lib/wire-capture.ts';
 import type { PeerCommand, PeerReply, PeerStats } from './lib/webrtc-peers.ts';
 import type { Row } from './types.ts';
+import { WORKER_DOWNLINK_LEAD_MS } from '../media/webrtc/worker-peer.ts';
+import { PACKET_BURST_MS } from '../media/webrtc/packet-pacer.ts';
 
 /**
  * The WebRTC transport (issue 6) on loopback, WEBRTC_LOOPBACK_ONLY=1, with the instant fake ASR
@@ -37,6 +40,8 @@ const LOAD_SETTLE_MS = 3000;
 /** Long enough that a p99 is not decided by one or two garbage collections landing in it. */
 const LOAD_WINDOW_MS = 20000;
 const JITTER_TARGET_MS = 10;
+/** Downlink jitter also measured on the wire (tcpdump on lo) when this machine allows it. */
+const WIRE_CAPTURE = process.env.BENCH_WIRE_CAPTURE !== '0' && wireCaptureAvailable();
 /** The whole concurrency ramp, however busy the machine. */
 const LOAD_BUDGET_MS = 150000;
 /** Client peer processes sharing the calls (see PeerGroup). */
@@ -180,6 +185,8 @@ async function oneCall(s: ChildServer, index: number): Promise<Connect> {
 
 interface Step extends StepFigures {
   n: number;
+  /** The same jitter measured on the wire (see wire-capture.ts), when tcpdump can capture. */
+  wire?: { p50: number; p99: number; max: number; intervals: number; flows: number };
   p50: number;
   p99: number;
   max: number;
@@ -351,7 +358,7 @@ async function concurrency(o: { pinned: boolean; steps: number[] }): Promise<Row
         progress(`webrtc: ${opened} calls connected in ${round((performance.now() - t0) / 1000, 1)} s (${open + opened} open)`);
         open += opened;
       },
-      measure: (n) => measureWindow(s, peers, n),
+      measure: (n) => measureWindow(s, peers, n, o.pinned),
       cpuStepsAfterLimit: 2,
       extraStop: (step) =>
         step.peersCores > 0.9 * LOAD_PEER_PROCESSES ? `stopped at ${step.n} calls: the client peer processes are saturated (the load generator, not the server, is the limit here)` : undefined,
@@ -363,9 +370,12 @@ async function concurrency(o: { pinned: boolean; steps: number[] }): Promise<Row
   }
 }
 
-async function measureWindow(s: ChildServer, peers: PeerGroup, n: number): Promise<Step> {
-  const load = new LoadMeter(() => s.cpuMs() + peers.cpuMs());
+async function measureWindow(s: ChildServer, peers: PeerGroup, n: number, pinned: boolean): Promise<Step> {
+  let capture: WireCapture | undefined;
+  const load = new LoadMeter(() => s.cpuMs() + peers.cpuMs() + (capture ? processCpuMs(capture.pid) : 0));
   await s.eventLoopDelay();
+  const serverPorts = WIRE_CAPTURE ? udpPortsOf(s.pid) : undefined;
+  if (WIRE_CAPTURE) capture = await WireCapture.start(pinned ? 0 : undefined);
   await peers.record();
   const cpu0 = s.cpuMs();
   const main0 = s.mainThreadCpuMs();
@@ -381,6 +391,7 @@ async function measureWindow(s: ChildServer, peers: PeerGroup, n: number): Promi
   const queue = s.mainThreadRunQueueMs() - queue0;
   const peersCpu = peers.cpuMs() - peers0;
   const stats = await peers.stop();
+  const onWire = capture && serverPorts ? wireDeviations(await capture.stop(), serverPorts, SPURT_GAP_MS, LEAD_PACKETS) : undefined;
   const serverLag = await s.eventLoopDelay();
   if (stats.deviations.length === 0) throw new Error('no downlink RTP during the measurement window');
   return {
@@ -389,6 +400,9 @@ async function measureWindow(s: ChildServer, peers: PeerGroup, n: number): Promi
     p99: percentile(stats.deviations, 99),
     max: Math.max(...stats.deviations),
     intervals: stats.deviations.length,
+    ...(onWire && onWire.deviations.length > 0
+      ? { wire: { p50: percentile(onWire.deviations, 50), p99: percentile(onWire.deviations, 99), max: Math.max(...onWire.deviations), intervals: onWire.deviations.length, flows: onWire.flows } }
+      : {}),
     packets: stats.packets,
     turns: stats.turns,
     splitSpurts: Math.max(0, stats.spurts - stats.turns),
@@ -415,8 +429,8 @@ function concurrencyRows(result: RampResult<Step>): Row[] {
       value: round(st.p99, 2),
       unit: 'ms',
       note:
-        `target < ${JITTER_TARGET_MS} ms; p50 ${round(st.p50, 1)}, max ${round(st.max, 1)} ms over ${st.intervals} intervals; ${round((st.packets / st.n / LOAD_WINDOW_MS) * 1000, 1)} packets/s/call, ` +
-        `${st.turns} replies, ${st.splitSpurts} pauses > 150 ms inside replies; server-side RTP send lateness p99 ${st.serverLag.pacer.p99} ms, max ${st.serverLag.pacer.max} ms (${st.serverLag.pacer.n} frames${st.serverLag.workers ? `, paced in ${st.serverLag.workers} media worker${st.serverLag.workers > 1 ? 's' : ''}; the session pacer's handoff lateness p99 ${st.serverLag.handoff?.p99} ms, absorbed by the 40 ms of extra lead; worker GC pauses ${st.serverLag.workerGc?.count}, longest ${st.serverLag.workerGc?.maxMs} ms` : ', paced on the main thread'}); ` +
+        `target < ${JITTER_TARGET_MS} ms; p50 ${round(st.p50, 1)}, max ${round(st.max, 1)} ms over ${st.intervals} intervals; ${wireNote(st)}${round((st.packets / st.n / LOAD_WINDOW_MS) * 1000, 1)} packets/s/call, ` +
+        `${st.turns} replies, ${st.splitSpurts} pauses > 150 ms inside replies; server-side RTP send lateness p99 ${st.serverLag.pacer.p99} ms, max ${st.serverLag.pacer.max} ms (${st.serverLag.pacer.n} frames${st.serverLag.workers ? `, paced in ${st.serverLag.workers} media worker${st.serverLag.workers > 1 ? 's' : ''}; the session pacer's handoff lateness p99 ${st.serverLag.handoff?.p99} ms, up to ${WORKER_DOWNLINK_LEAD_MS - PACKET_BURST_MS} ms of it absorbed by the worker's lead; worker GC pauses ${st.serverLag.workerGc?.count}, longest ${st.serverLag.workerGc?.maxMs} ms` : ', paced on the main thread'}); ` +
         `server ${round(st.serverCores, 2)} cores (event loop thread ${round(st.mainCores, 2)}; ` +
         `its event-loop delay p99 ${st.serverLag.p99} ms, max ${st.serverLag.max} ms; ${st.serverLag.gc.count} GC pauses, longest ${st.serverLag.gc.maxMs} ms; ` +
         `runnable but waiting for a CPU ${Math.round(st.runQueue * 100)} % of the window); client peers ${round(st.peersCores, 2)} cores in ${LOAD_PEER_PROCESSES} processes (worst event-loop delay p99 ${round(st.peersLagP99, 1)} ms); ` +
@@ -449,6 +463,10 @@ function concurrencyRows(result: RampResult<Step>): Row[] {
   return rows;
 }
 
+function wireNote(st: Step): string {
+  return st.wire ? `on the wire (tcpdump on lo, kernel timestamps) p99 ${round(st.wire.p99, 2)}, p50 ${round(st.wire.p50, 1)}, max ${round(st.wire.max, 1)} ms over ${st.wire.intervals} intervals of ${st.wire.flows} flows; ` : '';
+}
+
 function pinnedRows(result: RampResult<Step>): Row[] {
   const rows: Row[] = result.steps.map((st) => ({
     benchmark: name,
@@ -456,7 +474,7 @@ function pinnedRows(result: RampResult<Step>): Row[] {
     value: round(st.p99, 2),
     unit: 'ms',
     note:
-      `server started on one CPU (taskset -c 1), client peers moved to the other; p50 ${round(st.p50, 1)}, max ${round(st.max, 1)} ms over ${st.intervals} intervals; ` +
+      `server started on one CPU (taskset -c 1), client peers moved to the other; p50 ${round(st.p50, 1)}, max ${round(st.max, 1)} ms over ${st.intervals} intervals; ${wireNote(st)}` +
       `server RTP send lateness p99 ${st.serverLag.pacer.p99} ms (worker GC pauses ${st.serverLag.workerGc?.count ?? 0}, longest ${st.serverLag.workerGc?.maxMs ?? 0} ms); server ${round(st.serverCores, 2)} of its 1 core (main thread ${round(st.mainCores, 2)}, runnable but waiting ${Math.round(st.runQueue * 100)} %); ` +
       `${st.serverLag.gc.count} main-thread GC pauses, longest ${st.serverLag.gc.maxMs} ms; client peers ${round(st.peersCores, 2)} cores; other processes ${round(st.foreignCores, 2)} cores` +
       `${result.limitAt !== undefined && st.n > result.limitAt ? '; past the jitter limit, one window, for the CPU figures' : ''}${windowsNote(st)}`,

@@ -6,6 +6,7 @@ import { OPUS_FRAME_SAMPLES } from '../../media/webrtc/opus.ts';
 import { OpusFrameEncoder } from '../../media/webrtc/opus-encoder.ts';
 import { concat } from '../../signaling/testing/audio-stream.ts';
 import { endAligned, fixture, tone } from './audio.ts';
+import { LEAD_PACKETS, SPURT_GAP_MS } from './wire-capture.ts';
 
 /**
  * The WebRTC benchmark's load generator, run as its own process (fork with IPC, see
@@ -39,9 +40,6 @@ export interface PeerStats {
 }
 
 export type PeerReply = { ok: true; opened?: number; stats?: PeerStats } | { ok: false; error: string };
-
-const SPURT_GAP_MS = 150;
-const LEAD_PACKETS = 4;
 
 /** Uplink: 6 s loop of a speech clip then room tone, 48 kHz, encoded once. */
 function encodeLoop(): Buffer[] {

@@ -3,14 +3,14 @@ import { OfferError, type CallPeer, type CallPeerConfig, type CallPeerEvents } f
 import type { LatenessSummary } from '../lateness-histogram.ts';
 import type { GcPauseSummary } from '../gc-pauses.ts';
 import type { MediaWorkerData, WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
-
-type PriorityEvent = Extract<WorkerEvent, { t: 'priority' }>;
-
-/** One worker's RTP pacing lateness and GC pauses over a reporting period. */
-export type WorkerLateness = LatenessSummary & { gc: GcPauseSummary };
 import { MEDIA_RATE } from './opus.ts';
 import { OpusFrameEncoder } from './opus-encoder.ts';
 import { PACKET_BURST_MS } from './packet-pacer.ts';
+
+/** One worker's RTP pacing lateness and GC pauses over a reporting period. */
+export type WorkerLateness = LatenessSummary & { gc: GcPauseSummary };
+
+type PriorityEvent = Extract<WorkerEvent, { t: 'priority' }>;
 
 const ENTRY = new URL('./media-worker-entry.mjs', import.meta.url);
 

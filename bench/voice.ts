@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { silenceMsForThreshold } from '../media/endpointer.ts';
-import { concat } from '../signaling/testing/audio-stream.ts';
+import { concat } from '../media/testing/audio-stream.ts';
 import { endAligned, fixture, startAligned, tone, RATE } from './lib/audio.ts';
 import { ChildServer, type ServerTiming } from './lib/child-server.ts';
 import { LoadMeter, waitForQuiet } from './lib/load-meter.ts';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Endpointer, endpointerOptions, silenceMsForThreshold } from './endpointer.ts';
 import { rmsDbfs } from './pcm.ts';
 import { VAD_FRAME_SAMPLES, VoiceActivityDetector } from './vad.ts';
-import { concat, loadFixture, roomTone, silence } from '../signaling/testing/audio-stream.ts';
+import { concat, loadFixture, roomTone, silence } from './testing/audio-stream.ts';
 
 /** Runs a clip (with room tone around it) through the real VAD and the endpointer. */
 async function endsAfterSpeech(clip: Int16Array, threshold?: number): Promise<number[]> {

@@ -1,4 +1,4 @@
-import type { ServerFrame } from '../signaling/frames/server.ts';
+import type { ServerFrame } from './protocol/server.ts';
 
 export interface EndOfCallHooks {
   send(frame: ServerFrame): void;

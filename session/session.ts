@@ -1,10 +1,10 @@
 import type { VoiceActivityDetector } from '../media/vad.ts';
 import type { OutputEncoding } from '../media/pcm.ts';
-import type { ClientFrame, ClientFrameOf } from '../signaling/frames/client.ts';
-import type { ServerFrame } from '../signaling/frames/server.ts';
-import { checkToolChoice, validateTools } from '../signaling/frames/tools.ts';
+import type { ClientFrame, ClientFrameOf } from './protocol/client.ts';
+import type { ServerFrame } from './protocol/server.ts';
+import { checkToolChoice, validateTools } from './protocol/tools.ts';
 import { EndOfCall } from './end-of-call.ts';
-import { SESSION_ERRORS, type SessionErrorCode } from './errors.ts';
+import { errorFrame, type SessionErrorCode } from './protocol/errors.ts';
 import { ConversationHistory } from './history.ts';
 import { newTurnId } from './ids.ts';
 import type { SpeechToText } from './providers/asr.ts';
@@ -167,7 +167,7 @@ export class Session implements VoiceHost {
         return this.onSetTools(frame);
       case 'set_tool_choice': {
         const bad = checkToolChoice(frame.tool_choice, this.settings.tools, { webSearch: this.settings.webSearch, endCall: this.settings.endCall });
-        if (bad) return this.send({ type: 'error', code: 'invalid_tools', detail: `${bad}; the previous tool choice stays`, retryable: false });
+        if (bad) return this.send(errorFrame('invalid_tools', `${bad}; the previous tool choice stays`));
         this.desk.setToolChoice(frame);
         return;
       }
@@ -180,7 +180,7 @@ export class Session implements VoiceHost {
       case 'tool_partial_result':
       case 'confirm_tool_permission': {
         const problem = this.desk.handle(frame);
-        if (problem) this.send({ type: 'error', code: problem.code, detail: problem.detail, retryable: this.desk.retryableOf(problem.code) });
+        if (problem) this.send(errorFrame(problem.code, problem.detail));
         return;
       }
       case 'tool_interaction_update':
@@ -335,7 +335,7 @@ export class Session implements VoiceHost {
   private onSetTools(frame: ClientFrameOf<'set_tools'>): void {
     const checked = validateTools(frame.tools, { webSearch: this.settings.webSearch, endCall: this.settings.endCall });
     if (!checked.ok) {
-      this.send({ type: 'error', code: 'invalid_tools', detail: `${checked.detail}; the previous tools stay in force`, retryable: false });
+      this.send(errorFrame('invalid_tools', `${checked.detail}; the previous tools stay in force`));
       return;
     }
     this.settings.tools = checked.tools;
@@ -417,6 +417,6 @@ export class Session implements VoiceHost {
   }
 
   private error(code: SessionErrorCode, detail: string): void {
-    this.send({ type: 'error', code, detail, retryable: SESSION_ERRORS[code].retryable });
+    this.send(errorFrame(code, detail));
   }
 }

@@ -1,6 +1,6 @@
-import type { AudioConfig, Mode } from '../signaling/frames/start.ts';
-import type { ToolChoice } from '../signaling/frames/common.ts';
-import type { ToolDeclaration } from '../signaling/frames/tools.ts';
+import type { AudioConfig, Mode } from './protocol/start.ts';
+import type { ToolChoice } from './protocol/common.ts';
+import type { ToolDeclaration } from './protocol/tools.ts';
 
 /** Deployment defaults a session falls back on when the start frame leaves a field out. */
 export interface SessionDefaults {

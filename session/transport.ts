@@ -1,4 +1,4 @@
-import type { ServerFrame } from '../signaling/frames/server.ts';
+import type { ServerFrame } from './protocol/server.ts';
 
 /**
  * What the session core needs from a transport (WebSocket or WebRTC). The core owns no socket:

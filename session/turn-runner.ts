@@ -1,4 +1,5 @@
-import type { ServerFrame } from '../signaling/frames/server.ts';
+import { errorFrame } from './protocol/errors.ts';
+import type { ServerFrame } from './protocol/server.ts';
 import type { ConversationHistory, HistorySlot } from './history.ts';
 import type { LanguageModel, ModelTool, ModelToolChoice, ToolCallRequest } from './providers/llm.ts';
 import { FLOOR_YIELD } from './tools/tool-calls.ts';
@@ -146,7 +147,7 @@ export class TurnRunner {
       this.ctx.log.warn({ turn_id: this.turnId, err: detail }, 'model error ended the reply');
       this.speech?.stop();
       // SPEC: a model failure ends only this turn; the conversation goes on, so it is retryable.
-      this.ctx.send({ type: 'error', code: 'model_error', retryable: true, detail: `the model failed: ${detail}` });
+      this.ctx.send(errorFrame('model_error', `the model failed: ${detail}`));
       this.finish('error');
     }
   }

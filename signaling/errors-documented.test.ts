@@ -1,8 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HTTP_ERRORS, WS_ERRORS } from './errors.ts';
-import { SESSION_ERRORS } from '../session/errors.ts';
-import { TOOL_ERRORS } from '../session/tools/errors.ts';
+import { HTTP_ERRORS, SESSION_ERRORS, TOOL_ERRORS, WS_ERRORS } from '../session/protocol/errors.ts';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const rowOf = (code: string) => readme.split('\n').find((line) => line.startsWith(`| \`${code}\` |`) || line.includes(`| \`${code}\` |`));

@@ -1,4 +1,4 @@
-import { concat, loadFixture, roomTone } from '../../signaling/testing/audio-stream.ts';
+import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
 
 /**
  * Uplink audio for the voice benchmarks, built from the committed fixtures (flite voices through

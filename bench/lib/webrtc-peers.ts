@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import { loopbackPair } from '../../media/webrtc/server-peer.ts';
 import { OPUS_FRAME_SAMPLES } from '../../media/webrtc/opus.ts';
 import { OpusFrameEncoder } from '../../media/webrtc/opus-encoder.ts';
-import { concat } from '../../signaling/testing/audio-stream.ts';
+import { concat } from '../../media/testing/audio-stream.ts';
 import { endAligned, fixture, tone } from './audio.ts';
 import { LEAD_PACKETS, SPURT_GAP_MS } from './wire-capture.ts';
 

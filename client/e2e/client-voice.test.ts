@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { concat, loadFixture, roomTone } from '../../signaling/testing/audio-stream.ts';
+import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
 import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
 import { chromiumAvailable, closeChromium, launchChromium } from './browser.ts';
 import { clearWire, events, makeClient, openClientPage, waitEvent, wireBinary, wireFrames, type W } from './client-page.ts';

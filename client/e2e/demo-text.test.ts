@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'puppeteer-core';
 import { describe, expect, it } from 'vitest';
-import { ServerFrame } from '../../signaling/frames/server.ts';
+import { ServerFrame } from '../../session/protocol/server.ts';
 import { FRAME_EVENT } from '../src/index.ts';
 import { chromiumAvailable } from './browser.ts';
 import { sendText, useDemoPage } from './demo-page.ts';

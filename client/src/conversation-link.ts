@@ -1,4 +1,4 @@
-import type { StartFrame } from '../../signaling/frames/start.ts';
+import type { StartFrame } from '../../session/protocol/start.ts';
 import { libraryError, RealtimeError } from './errors.ts';
 import { nextReconnectDelay, type ReconnectPolicy } from './reconnect-policy.ts';
 import { createResumeState, type ResumeState } from './resume-state.ts';

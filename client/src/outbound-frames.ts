@@ -1,4 +1,4 @@
-import type { ClientFrameOf } from '../../signaling/frames/client.ts';
+import type { ClientFrameOf } from '../../session/protocol/client.ts';
 import type { InteractionSpec, ToolChoice, ToolOutcome } from './types.ts';
 
 /**

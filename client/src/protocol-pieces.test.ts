@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { StartFrame } from '../../signaling/frames/start.ts';
+import { StartFrame } from '../../session/protocol/start.ts';
 import { EchoGuard } from './echo-guard.ts';
 import { RealtimeError } from './errors.ts';
 import { NarrationTracker } from './narration-tracker.ts';
@@ -158,7 +158,7 @@ describe('EchoGuard', () => {
 
 describe('outbound frames', () => {
   it('every builder writes a frame the server schema accepts, with only the fields given', async () => {
-    const { ClientFrame } = await import('../../signaling/frames/client.ts');
+    const { ClientFrame } = await import('../../session/protocol/client.ts');
     const { frames } = await import('./outbound-frames.ts');
     const built = [
       frames.inputText('hi'),

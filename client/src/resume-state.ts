@@ -1,3 +1,4 @@
+import { SESSION_ID_PATTERN } from '../../session/protocol/limits.ts';
 import { libraryError } from './errors.ts';
 
 /**
@@ -28,7 +29,7 @@ export function parseResumeState(value: unknown): ResumeState {
     v !== null &&
     v.version === 1 &&
     typeof v.sessionId === 'string' &&
-    /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/.test(v.sessionId) &&
+    SESSION_ID_PATTERN.test(v.sessionId) &&
     typeof v.resumeToken === 'string' &&
     v.resumeToken.length > 0 &&
     v.resumeToken.length <= 512 &&

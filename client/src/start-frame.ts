@@ -1,4 +1,4 @@
-import type { StartFrame } from '../../signaling/frames/start.ts';
+import type { StartFrame } from '../../session/protocol/start.ts';
 import type { ConnectOptions, Mode } from './types.ts';
 
 export const CLIENT_NAME = 'parley-client';

@@ -1,6 +1,6 @@
-import type { ServerFrame, ServerFrameOf, VoiceEntry } from '../../signaling/frames/server.ts';
-import type { Mode } from '../../signaling/frames/start.ts';
-import type { ToolChoice } from '../../signaling/frames/common.ts';
+import type { ServerFrame, ServerFrameOf, VoiceEntry } from '../../session/protocol/server.ts';
+import type { Mode } from '../../session/protocol/start.ts';
+import type { ToolChoice } from '../../session/protocol/common.ts';
 import type { ResumeState } from './resume-state.ts';
 
 /** Wire types come from the server's zod schemas, as types only: no zod in the bundle. */

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
-import { WebRtcTestPeer } from '../../signaling/testing/webrtc-test-peer.ts';
+import { RtcTestPeer as WebRtcTestPeer } from '../testing/rtc-test-peer.ts';
 import { OfferError, type CallPeerEvents } from './call-peer.ts';
 import { MediaWorkerPool } from './worker-peer.ts';
 

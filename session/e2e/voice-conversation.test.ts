@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
 import { startSession } from '../../signaling/testing/ws-test-client.ts';
-import { concat, loadFixture, roomTone, streamRealtime } from '../../signaling/testing/audio-stream.ts';
+import { concat, loadFixture, roomTone, streamRealtime } from '../../media/testing/audio-stream.ts';
 
 let t: TestServer;
 beforeAll(async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../signaling/config.ts';
 import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
 import { startSession } from '../../signaling/testing/ws-test-client.ts';
-import { concat, loadFixture, roomTone, streamRealtime } from '../../signaling/testing/audio-stream.ts';
+import { concat, loadFixture, roomTone, streamRealtime } from '../../media/testing/audio-stream.ts';
 import { startFakeOpenAiSpeechServer, TONE_MS_PER_CHAR, type FakeOpenAiSpeechServer } from '../testing/fake-openai-speech-server.ts';
 
 let fake: FakeOpenAiSpeechServer;

@@ -8,7 +8,7 @@
  * ends silently; it never throws an AbortError.
  */
 import { Pcm16Reader } from '../../media/pcm.ts';
-import type { VoiceEntry } from '../../signaling/frames/server.ts';
+import type { VoiceEntry } from '../protocol/server.ts';
 import { httpError, SpeechHttpError } from './openai-asr.ts';
 import { abortable, describeError, endpoint, postJson } from './openai-http.ts';
 import { SpeechProviderError, type SpeechChunk, type TextToSpeech } from './tts.ts';

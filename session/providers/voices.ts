@@ -1,4 +1,4 @@
-import type { VoiceEntry } from '../../signaling/frames/server.ts';
+import type { VoiceEntry } from '../protocol/server.ts';
 
 /**
  * The voice catalogue a text-to-speech provider offers; it fills ready.voices. Entry shape:

@@ -1,4 +1,4 @@
-import type { ServerFrame } from '../../signaling/frames/server.ts';
+import type { ServerFrame } from '../protocol/server.ts';
 import { randomId } from '../ids.ts';
 
 /** A spoken or typed answer to a pending permission, recognised by its first words. */

@@ -1,18 +1,19 @@
-import type { ServerFrame } from '../../signaling/frames/server.ts';
-import type { ClientFrameOf } from '../../signaling/frames/client.ts';
+import type { ServerFrame } from '../protocol/server.ts';
+import type { ClientFrameOf } from '../protocol/client.ts';
 import { randomId } from '../ids.ts';
 import type { ToolCallRequest } from '../providers/llm.ts';
-import type { ToolErrorCode } from './errors.ts';
+import type { ToolErrorCode } from '../protocol/errors.ts';
 import type { ToolResolution } from './types.ts';
+import { LIMITS } from '../protocol/limits.ts';
 
-export const MAX_PARTIALS_PER_CALL = 8;
+export const MAX_PARTIALS_PER_CALL = LIMITS.partialsPerCall;
 
 /**
  * Abort reason of a turn that yields the floor to an ask raised by a call it waits on: the
  * calls it waited on are answered "still running" without claiming the user interrupted.
  */
 export const FLOOR_YIELD = 'floor_yield_for_interaction';
-export const MAX_PARTIAL_BYTES = 2048;
+export const MAX_PARTIAL_BYTES = LIMITS.partialBytes;
 
 export interface DeferredJob {
   jobId: string;

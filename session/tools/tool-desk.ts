@@ -1,6 +1,6 @@
-import type { ClientFrameOf } from '../../signaling/frames/client.ts';
-import type { ToolChoice } from '../../signaling/frames/common.ts';
-import type { ServerFrame } from '../../signaling/frames/server.ts';
+import type { ClientFrameOf } from '../protocol/client.ts';
+import type { ToolChoice } from '../protocol/common.ts';
+import type { ServerFrame } from '../protocol/server.ts';
 import type { ConversationHistory } from '../history.ts';
 import { randomId } from '../ids.ts';
 import type { LanguageModel, ModelTool, ModelToolChoice, ToolCallRequest } from '../providers/llm.ts';
@@ -8,7 +8,7 @@ import type { WebSearch } from '../providers/search.ts';
 import type { SessionSettings } from '../settings.ts';
 import type { TurnStatus } from '../turn-runner.ts';
 import { CompletionQueue } from './completion-queue.ts';
-import { TOOL_ERRORS, type ToolErrorCode } from './errors.ts';
+import type { ToolErrorCode } from '../protocol/errors.ts';
 import { Interactions } from './interactions/interactions.ts';
 import type { NarrationTurn } from './interactions/narration-queue.ts';
 import { interactionTiming, type InteractionConfig } from './interactions/timing.ts';
@@ -195,10 +195,6 @@ export class ToolDesk {
   /** set_tools replaced the declared tools: open resolver bindings are re-validated. */
   toolsChanged(): void {
     this.interactions.revalidate(this.host.settings.tools);
-  }
-
-  retryableOf(code: ToolErrorCode): boolean {
-    return TOOL_ERRORS[code].retryable;
   }
 
   close(): void {

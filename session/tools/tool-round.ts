@@ -1,5 +1,5 @@
-import type { ServerFrame } from '../../signaling/frames/server.ts';
-import type { ToolDeclaration } from '../../signaling/frames/tools.ts';
+import type { ServerFrame } from '../protocol/server.ts';
+import type { ToolDeclaration } from '../protocol/tools.ts';
 import type { ToolCallRequest } from '../providers/llm.ts';
 import type { WebSearch } from '../providers/search.ts';
 import type { Permissions } from './permissions.ts';

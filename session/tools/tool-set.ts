@@ -1,5 +1,5 @@
-import type { ToolChoice } from '../../signaling/frames/common.ts';
-import type { ToolDeclaration } from '../../signaling/frames/tools.ts';
+import type { ToolChoice } from '../protocol/common.ts';
+import type { ToolDeclaration } from '../protocol/tools.ts';
 import type { ModelTool, ModelToolChoice } from '../providers/llm.ts';
 import { TRANSITION_ACTIONS, TRANSITION_DESCRIPTION } from './interactions/transition-tool.ts';
 

@@ -1,6 +1,6 @@
 import { endpointerOptions } from '../../media/endpointer.ts';
 import type { VoiceActivityDetector } from '../../media/vad.ts';
-import type { ServerFrame } from '../../signaling/frames/server.ts';
+import type { ServerFrame } from '../protocol/server.ts';
 import type { ConversationHistory } from '../history.ts';
 import { newTurnId } from '../ids.ts';
 import type { SpeechToText } from '../providers/asr.ts';

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import { z } from 'zod';
-import { SessionId } from '../frames/common.ts';
+import { SessionId } from '../../session/protocol/common.ts';
 import type { ServerContext } from '../context.ts';
 import { mintScopedKey } from '../keys/scoped-key.ts';
 import { sendHttpError } from './http-error.ts';

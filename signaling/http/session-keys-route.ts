@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import { z } from 'zod';
-import { SessionId } from '../frames/common.ts';
+import { SessionId } from '../../session/protocol/common.ts';
+import { SESSION_ID_PATTERN } from '../../session/protocol/limits.ts';
 import type { ServerContext } from '../context.ts';
 import { checkKey } from '../keys/credentials.ts';
 import { mintScopedKey } from '../keys/scoped-key.ts';
@@ -26,7 +27,7 @@ export function mountSessionKeys(router: Router, server: ServerContext): void {
     if (!body.ok) return sendHttpError(ctx, body.code, body.detail);
     const parsed = Body.safeParse(body.value);
     if (!parsed.success) {
-      return sendHttpError(ctx, 'invalid_session_id', 'session_id is required: 1 to 64 characters matching ^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$');
+      return sendHttpError(ctx, 'invalid_session_id', `session_id is required: 1 to 64 characters matching ${SESSION_ID_PATTERN.source}`);
     }
     const { credential } = checked;
     const minted = mintScopedKey(server.secret, {

@@ -2,10 +2,10 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { SessionId } from '../../session/protocol/common.ts';
 import { AccountSchema } from './key-store.ts';
 
 export const DEFAULT_SCOPED_KEY_TTL_S = 7800;
-export const SessionIdSchema = z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/);
 
 const PREFIX = 'sk_';
 // Far above any real token; stops us HMACing or decoding arbitrarily large attacker input.
@@ -15,7 +15,7 @@ const B64URL_RE = /^[A-Za-z0-9_-]+$/;
 const PayloadSchema = z.object({
   v: z.literal(1),
   a: AccountSchema,
-  s: SessionIdSchema,
+  s: SessionId,
   e: z.number().int().positive(),
   k: z.string().min(1).max(64),
   n: z.string(),

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import type { ServerFrame } from '../frames/server.ts';
+import type { ServerFrame } from '../../session/protocol/server.ts';
 import type { TestServer } from './test-server.ts';
 import { startSession, WsTestClient } from './ws-test-client.ts';
 

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { ServerFrame } from '../frames/server.ts';
+import { ServerFrame } from '../../session/protocol/server.ts';
 
 type Frame = ServerFrame;
 type FrameOf<T extends Frame['type']> = Extract<Frame, { type: T }>;

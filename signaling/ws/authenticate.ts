@@ -1,6 +1,12 @@
 import type { ServerContext } from '../context.ts';
 import { checkKey, type Credential } from '../keys/credentials.ts';
 
+/** A key the upgrade request already carried and that checked out. */
+export interface HandshakeAuth {
+  token: string;
+  credential: Credential;
+}
+
 export type AuthResult = { ok: true; credential: Credential; token: string } | { ok: false; detail: string };
 
 /**
@@ -10,7 +16,7 @@ export type AuthResult = { ok: true; credential: Credential; token: string } | {
  */
 export function authenticateStart(
   server: ServerContext,
-  handshake: { token: string; credential: Credential } | undefined,
+  handshake: HandshakeAuth | undefined,
   startKey: string | undefined,
   sessionId: string,
 ): AuthResult {

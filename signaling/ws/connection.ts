@@ -2,24 +2,18 @@ import type { RawData, WebSocket } from 'ws';
 import type { Session } from '../../session/session.ts';
 import { randomId } from '../../session/ids.ts';
 import type { ServerContext } from '../context.ts';
-import { WS_ERRORS, type WsErrorCode } from '../errors.ts';
-import { TOOL_ERRORS } from '../../session/tools/errors.ts';
-import { parseClientFrame } from '../frames/parse.ts';
-import type { StartFrame } from '../frames/start.ts';
-import type { Credential } from '../keys/credentials.ts';
+import { errorFrame, WS_ERRORS, type ErrorCode, type WsErrorCode } from '../../session/protocol/errors.ts';
+import { parseClientFrame } from '../../session/protocol/parse.ts';
+import type { StartFrame } from '../../session/protocol/start.ts';
+import type { HandshakeAuth } from './authenticate.ts';
 import type { RegisteredSession } from '../session-registry.ts';
 import { prepareSession } from './open-session.ts';
 import { acceptOneShot } from './one-shot.ts';
-import type { ClientFrameOf } from '../frames/client.ts';
+import type { ClientFrameOf } from '../../session/protocol/client.ts';
 import { WebSocketTransport } from './ws-transport.ts';
-import { WebRtcSetup } from './webrtc-setup.ts';
-import type { WebRtcTransport } from '../../media/webrtc/webrtc-transport.ts';
+import { WebRtcSetup } from '../webrtc/webrtc-setup.ts';
+import type { WebRtcTransport } from '../webrtc/webrtc-transport.ts';
 import type { Transport } from '../../session/transport.ts';
-
-export interface HandshakeAuth {
-  token: string;
-  credential: Credential;
-}
 
 /**
  * One WebSocket from upgrade to close: waits for the start frame, opens (or resumes) the
@@ -93,7 +87,6 @@ export class Connection implements RegisteredSession {
   private onText(text: string): void {
     const parsed = parseClientFrame(text);
     if (!parsed.ok) {
-      if (parsed.code === 'invalid_interaction') return this.frames.sendFrame({ type: 'error', code: parsed.code, detail: parsed.detail, retryable: TOOL_ERRORS.invalid_interaction.retryable });
       return this.sendError(parsed.code, parsed.detail);
     }
     const frame = parsed.frame;
@@ -192,8 +185,8 @@ export class Connection implements RegisteredSession {
     this.expiryTimer = setTimeout(() => this.fail('key_expired', 'the scoped key expired; mint a new one and resume with your resume_token'), delay);
   }
 
-  private sendError(code: WsErrorCode, detail: string): void {
-    this.frames.sendFrame({ type: 'error', code, detail, retryable: WS_ERRORS[code].retryable });
+  private sendError(code: ErrorCode, detail: string): void {
+    this.frames.sendFrame(errorFrame(code, detail));
   }
 
   /** A fatal error: the frame, then the close code documented for it. */

@@ -1,8 +1,7 @@
-import type { ClientFrameOf } from '../frames/client.ts';
+import type { ClientFrameOf } from '../../session/protocol/client.ts';
 import type { ServerContext } from '../context.ts';
 import { randomId } from '../../session/ids.ts';
-import { authenticateStart } from './authenticate.ts';
-import type { HandshakeAuth } from './connection.ts';
+import { authenticateStart, type HandshakeAuth } from './authenticate.ts';
 
 export type OneShotResult = { ok: true; ack: { type: 'feedback_ack' | 'client_error_ack'; id: string } } | { ok: false; detail: string };
 

@@ -3,12 +3,11 @@ import { mergeOnResume, resolveSettings, type SessionSettings } from '../../sess
 import type { SessionSnapshot } from '../../session/resume/snapshot.ts';
 import type { Transport } from '../../session/transport.ts';
 import type { ServerContext } from '../context.ts';
-import type { WsErrorCode } from '../errors.ts';
-import type { StartFrame } from '../frames/start.ts';
-import { checkToolChoice, validateTools } from '../frames/tools.ts';
+import type { WsErrorCode } from '../../session/protocol/errors.ts';
+import type { StartFrame } from '../../session/protocol/start.ts';
+import { checkToolChoice, validateTools } from '../../session/protocol/tools.ts';
 import type { Credential } from '../keys/credentials.ts';
-import { authenticateStart } from './authenticate.ts';
-import type { HandshakeAuth } from './connection.ts';
+import { authenticateStart, type HandshakeAuth } from './authenticate.ts';
 
 export interface PreparedSession {
   ok: true;

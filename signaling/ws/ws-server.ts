@@ -4,7 +4,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { ServerContext } from '../context.ts';
 import { checkKey } from '../keys/credentials.ts';
 import { bearerToken } from '../http/json-body.ts';
-import { Connection, type HandshakeAuth } from './connection.ts';
+import type { HandshakeAuth } from './authenticate.ts';
+import { Connection } from './connection.ts';
 
 interface Liveness {
   alive: boolean;

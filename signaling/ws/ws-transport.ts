@@ -1,7 +1,7 @@
 import type { WebSocket } from 'ws';
 import type { Config } from '../config.ts';
-import type { WsErrorCode } from '../errors.ts';
-import type { ServerFrame } from '../frames/server.ts';
+import type { WsErrorCode } from '../../session/protocol/errors.ts';
+import type { ServerFrame } from '../../session/protocol/server.ts';
 import type { Transport } from '../../session/transport.ts';
 
 /**

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import type { Interaction, Resolver } from '../../../signaling/frames/client.ts';
+import type { Interaction, Resolver } from '../../protocol/client.ts';
+import { LIMITS } from '../../protocol/limits.ts';
 
 /** An interaction as the client sent it inside tool_partial_result (already schema-checked). */
 export type InteractionInput = z.infer<typeof Interaction>;
@@ -14,7 +15,7 @@ export const CLOSE_STATES: readonly string[] = ['resolved', 'cancelled', 'supers
 
 export const MAX_INTERACTION_ID = 64;
 /** SPEC: the binding as compact JSON is at most 2 KiB. */
-export const MAX_BINDING_BYTES = 2048;
+export const MAX_BINDING_BYTES = LIMITS.bindingBytes;
 
 /**
  * One question a tool raised. Two lifecycles live side by side: the narration (is the question

@@ -1,6 +1,6 @@
-import type { ClientFrameOf } from '../../../signaling/frames/client.ts';
-import type { ServerFrameOf } from '../../../signaling/frames/server.ts';
-import type { ToolDeclaration } from '../../../signaling/frames/tools.ts';
+import type { ClientFrameOf } from '../../protocol/client.ts';
+import type { ServerFrameOf } from '../../protocol/server.ts';
+import type { ToolDeclaration } from '../../protocol/tools.ts';
 import type { ModelTool, ToolCallRequest } from '../../providers/llm.ts';
 import type { DeferredJob } from '../tool-calls.ts';
 import type { ToolResolution } from '../types.ts';

@@ -1,4 +1,4 @@
-import type { ServerFrame } from '../../../signaling/frames/server.ts';
+import type { ServerFrame } from '../../protocol/server.ts';
 import type { TurnStatus } from '../../turn-runner.ts';
 import type { Ask, CloseState, NarrationState } from './interaction.ts';
 

@@ -1,4 +1,4 @@
-import type { ToolDeclaration } from '../../../signaling/frames/tools.ts';
+import type { ToolDeclaration } from '../../protocol/tools.ts';
 import { randomId } from '../../ids.ts';
 import type { ToolCallRequest } from '../../providers/llm.ts';
 import type { ToolCalls } from '../tool-calls.ts';

@@ -1,4 +1,4 @@
-import type { ToolDeclaration } from '../../../signaling/frames/tools.ts';
+import type { ToolDeclaration } from '../../protocol/tools.ts';
 import { MAX_BINDING_BYTES, type Binding, type InteractionInput } from './interaction.ts';
 
 export type InteractionCheck =

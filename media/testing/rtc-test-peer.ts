@@ -1,0 +1,112 @@
+import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type RTCDataChannel } from 'werift';
+import { OpusFrameDecoder, OPUS_FRAME_SAMPLES } from '../webrtc/opus.ts';
+import { OpusFrameEncoder } from '../webrtc/opus-encoder.ts';
+import { loopbackPair } from '../webrtc/server-peer.ts';
+
+/** Checks a control frame; returns what is wrong with it, or undefined. */
+export type FrameCheck = (raw: unknown) => string | undefined;
+
+/**
+ * A second WebRTC peer for tests (werift, in-process): offers audio sendrecv and a `control`
+ * data channel, sends Opus RTP paced like a microphone, decodes what the server sends, and
+ * records control frames (each one checked by `check`, when given).
+ */
+export class RtcTestPeer<Frame extends { type: string } = { type: string }> {
+  readonly pc: RTCPeerConnection;
+  readonly control: RTCDataChannel;
+  readonly frames: Frame[] = [];
+  /** performance.now() at each control frame's arrival, parallel to `frames`. */
+  readonly frameArrivals: number[] = [];
+  readonly violations: string[] = [];
+  /** Decoded downlink audio, PCM16 48 kHz. */
+  readonly received: Int16Array[] = [];
+  readonly packetArrivals: number[] = [];
+  private readonly track = new MediaStreamTrack({ kind: 'audio' });
+  private readonly encoder = new OpusFrameEncoder();
+  private readonly decoder = new OpusFrameDecoder();
+  private sequence = 1;
+  private timestamp = 0;
+
+  constructor(iceServers: { urls: string | string[] }[] = [], check?: FrameCheck) {
+    this.pc = new RTCPeerConnection({
+      codecs: { audio: [new RTCRtpCodecParameters({ mimeType: 'audio/opus', clockRate: 48000, channels: 2 })] },
+      iceServers: iceServers.flatMap((s) => (Array.isArray(s.urls) ? s.urls : [s.urls]).map((urls) => ({ urls }))),
+      iceAdditionalHostAddresses: ['127.0.0.1'],
+      iceFilterCandidatePair: loopbackPair,
+    });
+    const transceiver = this.pc.addTransceiver(this.track, { direction: 'sendrecv' });
+    transceiver.onTrack.subscribe((track) =>
+      track.onReceiveRtp.subscribe((rtp) => {
+        this.packetArrivals.push(performance.now());
+        this.received.push(this.decoder.decode(rtp.payload));
+      }),
+    );
+    this.control = this.pc.createDataChannel('control');
+    this.control.onMessage.subscribe((data) => {
+      const raw: unknown = JSON.parse(typeof data === 'string' ? data : Buffer.from(data).toString('utf8'));
+      const problem = check?.(raw);
+      if (problem) this.violations.push(`${JSON.stringify(raw)}: ${problem}`);
+      this.frames.push(raw as Frame);
+      this.frameArrivals.push(performance.now());
+    });
+  }
+
+  async offer(): Promise<string> {
+    await this.decoder.ready;
+    await this.pc.setLocalDescription(await this.pc.createOffer());
+    if (this.pc.iceGatheringState !== 'complete') {
+      await new Promise<void>((resolve) => this.pc.iceGatheringStateChange.subscribe((s) => s === 'complete' && resolve()));
+    }
+    return this.pc.localDescription!.sdp;
+  }
+
+  async accept(sdp: string): Promise<void> {
+    await this.pc.setRemoteDescription({ type: 'answer', sdp });
+  }
+
+  get controlOpen(): boolean {
+    return this.control.readyState === 'open';
+  }
+
+  sendControl(frame: unknown): void {
+    this.control.send(JSON.stringify(frame));
+  }
+
+  /** Streams 48 kHz PCM as Opus RTP in real time, 20 ms per packet. */
+  async stream(samples: Int16Array, options: { drop?: (index: number) => boolean } = {}): Promise<void> {
+    const start = performance.now();
+    for (let i = 0, n = 0; i + OPUS_FRAME_SAMPLES <= samples.length; i += OPUS_FRAME_SAMPLES, n += 1) {
+      const wait = start + n * 20 - performance.now();
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      const payload = this.encoder.encode(samples.subarray(i, i + OPUS_FRAME_SAMPLES));
+      const header = new RtpHeader({ payloadType: 111, sequenceNumber: this.sequence, timestamp: this.timestamp });
+      this.sequence = (this.sequence + 1) & 0xffff;
+      this.timestamp += OPUS_FRAME_SAMPLES;
+      if (options.drop?.(n)) continue;
+      this.track.writeRtp(new RtpPacket(header, Buffer.from(payload)));
+    }
+  }
+
+  async waitFor<T extends Frame['type']>(type: T, predicate: (f: Extract<Frame, { type: T }>) => boolean = () => true, timeoutMs = 8000): Promise<Extract<Frame, { type: T }>> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.frames.find((f): f is Extract<Frame, { type: T }> => f.type === type && predicate(f as Extract<Frame, { type: T }>));
+      if (found) return found;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${type} on control; got ${this.frames.map((f) => f.type).join(',')}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  receivedMs(): number {
+    return (this.received.reduce((n, f) => n + f.length, 0) / 48000) * 1000;
+  }
+
+  assertProtocol(): void {
+    if (this.violations.length) throw new Error(`protocol violations on control:\n${this.violations.join('\n')}`);
+  }
+
+  async close(): Promise<void> {
+    this.decoder.free();
+    await this.pc.close();
+  }
+}

@@ -1,0 +1,50 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('..', import.meta.url));
+const rules = join(root, '.ci/dependency-rules.cjs');
+const depcruise = join(root, 'node_modules/.bin/depcruise');
+const scratch = mkdtempSync(join(tmpdir(), 'parley-layers-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Cruises a small tree laid out like ours; returns depcruise's report (exit code ignored). */
+async function cruise(files: Record<string, string>): Promise<string> {
+  const dir = mkdtempSync(join(scratch, 'tree-'));
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', allowImportingTsExtensions: true, noEmit: true } }));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  const tops = [...new Set(Object.keys(files).map((path) => path.split('/')[0]!))];
+  const result = await run(depcruise, ['--config', rules, '--output-type', 'err', ...tops], { cwd: dir }).catch((e: { stdout: string }) => e);
+  return result.stdout;
+}
+
+describe('the layering rules', () => {
+  it('hold for this repository', async () => {
+    const { stdout } = await run(depcruise, ['--config', rules, '--output-type', 'err', 'media', 'session', 'signaling', 'client', 'bench'], { cwd: root }).catch((e: { stdout: string }) => e);
+    // On failure the report names each broken rule and the offending import.
+    expect(stdout).toContain('no dependency violations found');
+  });
+
+  it.each([
+    ['media-imports-nothing-of-ours', { 'media/pcm.ts': "import { x } from '../session/core.ts';\nexport const y = x;\n", 'session/core.ts': 'export const x = 1;\n' }],
+    ['session-stays-below-signaling', { 'session/core.ts': "import { x } from '../signaling/server.ts';\nexport const y = x;\n", 'signaling/server.ts': 'export const x = 1;\n' }],
+    ['client-takes-only-protocol-types', { 'client/src/a.ts': "import { x } from '../../session/protocol/server.ts';\nexport const y = x;\n", 'session/protocol/server.ts': 'export const x = 1;\n' }],
+    ['client-types-only-from-protocol', { 'client/src/a.ts': "import type { X } from '../../session/core.ts';\nexport type Y = X;\n", 'session/core.ts': 'export type X = number;\n' }],
+    ['no-circular', { 'session/a.ts': "import { b } from './b.ts';\nexport const a = b;\n", 'session/b.ts': "import { a } from './a.ts';\nexport const b = () => a;\n" }],
+  ])('name the rule a wrong arrow breaks: %s', async (rule, files) => {
+    expect(await cruise(files)).toContain(`error ${rule}:`);
+  });
+
+  it('let a protocol type into the browser library', async () => {
+    const report = await cruise({ 'client/src/a.ts': "import type { X } from '../../session/protocol/server.ts';\nexport type Y = X;\n", 'session/protocol/server.ts': 'export type X = number;\n' });
+    expect(report).toContain('no dependency violations found');
+  });
+});

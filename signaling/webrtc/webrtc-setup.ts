@@ -1,0 +1,97 @@
+import { OfferError, type CallPeer, type CallPeerOptions } from '../../media/webrtc/call-peer.ts';
+import { LocalPeer } from '../../media/webrtc/local-peer.ts';
+import { mediaWorkerPool, type MediaWorkerPool } from '../../media/webrtc/worker-peer.ts';
+import { WebRtcTransport, type SignalingLink } from './webrtc-transport.ts';
+import { MEDIA_RATE } from '../../media/webrtc/opus.ts';
+import type { Session } from '../../session/session.ts';
+import type { ServerContext } from '../context.ts';
+import type { WsErrorCode } from '../../session/protocol/errors.ts';
+import { iceServersFor } from './ice-servers.ts';
+import type { PreparedSession } from '../ws/open-session.ts';
+
+export interface WebRtcHooks {
+  sendError(code: WsErrorCode, detail: string): void;
+  /** The call is connected and its session built: the connection takes it over. */
+  onSession(session: Session, transport: WebRtcTransport): void;
+  /** Uplink control text from the data channel. */
+  onControl(text: string): void;
+  /** The peer connection failed or closed. */
+  onGone(): void;
+}
+
+/**
+ * Signaling for one WebRTC call (SPEC): webrtc_ice right after start, then one offer answered
+ * with webrtc_answer; once the peer is connected the session is built on the WebRTC transport
+ * and `ready` is sent. A malformed offer or one without audio is refused and another may be
+ * sent; a second offer after a successful one is refused.
+ */
+export class WebRtcSetup {
+  private peer: CallPeer | undefined;
+  private answered = false;
+  private session: Session | undefined;
+
+  constructor(
+    private readonly server: ServerContext,
+    private readonly sessionId: string,
+    private readonly prepared: PreparedSession,
+    private readonly signaling: SignalingLink,
+    private readonly hooks: WebRtcHooks,
+  ) {
+    this.signaling.sendFrame({ type: 'webrtc_ice', ice_servers: iceServersFor(server.config, sessionId) });
+  }
+
+  get connected(): boolean {
+    return this.session !== undefined;
+  }
+
+  async offer(sdp: string): Promise<void> {
+    if (this.answered || this.peer) {
+      return this.hooks.sendError('invalid_offer', 'an offer was already received for this call; one offer per call');
+    }
+    const { config } = this.server;
+    const options: CallPeerOptions = {
+      // STUN only: the server has its own address; TURN relays are for clients behind NAT, and an
+      // unreachable entry here would stall gathering.
+      iceServers: iceServersFor(config, this.sessionId).filter((s) => s.username === undefined),
+      additionalHostAddresses: ['127.0.0.1', ...(config.WEBRTC_PUBLIC_IP ? [config.WEBRTC_PUBLIC_IP] : [])],
+      loopbackOnly: config.WEBRTC_LOOPBACK_ONLY,
+      portRange: config.WEBRTC_PORT_MIN && config.WEBRTC_PORT_MAX ? [config.WEBRTC_PORT_MIN, config.WEBRTC_PORT_MAX] : undefined,
+      onAudio: (frame) => this.session?.handlePcm(frame),
+      onControl: (text) => this.hooks.onControl(text),
+      onControlOpen: () => undefined,
+      onConnected: () => this.onConnected(peer),
+      onGone: () => this.hooks.onGone(),
+    };
+    const peer: CallPeer = config.WEBRTC_MEDIA_WORKERS > 0 ? this.workerPool().createPeer(options) : new LocalPeer(options);
+    this.peer = peer;
+    let answer: string;
+    try {
+      answer = await peer.answer(sdp);
+    } catch (error) {
+      this.peer = undefined;
+      void peer.close();
+      const detail = error instanceof OfferError ? error.message : 'the offer could not be answered';
+      return this.hooks.sendError('invalid_offer', `${detail}; send a corrected webrtc_offer`);
+    }
+    this.answered = true;
+    this.signaling.sendFrame({ type: 'webrtc_answer', sdp: answer });
+  }
+
+  private workerPool(): MediaWorkerPool {
+    const { config, log } = this.server;
+    const pool = mediaWorkerPool(config.WEBRTC_MEDIA_WORKERS, config.WEBRTC_MEDIA_WORKER_NICE);
+    pool.onPriorityRefused ??= (reason) => log.warn({ nice: config.WEBRTC_MEDIA_WORKER_NICE }, `${reason}; grant CAP_SYS_NICE or set WEBRTC_MEDIA_WORKER_NICE=0`);
+    return pool;
+  }
+
+  close(): void {
+    void this.peer?.close();
+  }
+
+  private onConnected(peer: CallPeer): void {
+    const transport = new WebRtcTransport(peer, this.signaling, this.prepared.settings.backgroundAudio);
+    // Opus both ways at the media rate; the session sees plain PCM16 and resamples nothing.
+    this.session = this.prepared.build(transport, { inputRate: MEDIA_RATE, outputRate: MEDIA_RATE, encoding: 'pcm16' });
+    this.hooks.onSession(this.session, transport);
+  }
+}

@@ -1,7 +1,7 @@
 import type { ClientFrameOf } from './protocol/client.ts';
 import { errorFrame } from './protocol/errors.ts';
 import type { ServerFrame } from './protocol/server.ts';
-import { checkToolChoice, validateTools } from './protocol/tools.ts';
+import { checkToolChoice, validateTools, type ServerRunTools } from './protocol/tools.ts';
 import type { VoiceCatalog } from './providers/voices.ts';
 import type { SessionSettings } from './settings.ts';
 import type { ToolDesk } from './tools/tool-desk.ts';
@@ -38,7 +38,7 @@ export class LiveSettings {
     this.desk.setToolChoice(frame);
   }
 
-  private managed(): { webSearch: boolean; endCall: boolean } {
-    return { webSearch: this.settings.webSearch, endCall: this.settings.endCall };
+  private managed(): ServerRunTools {
+    return { webSearch: this.settings.webSearch, endCall: this.settings.endCall, serverTools: this.desk.serverToolNames() };
   }
 }

@@ -10,6 +10,7 @@ import type { VoiceActivityDetector } from '../media/vad.ts';
 import type { WebSearch } from '../session/providers/search.ts';
 import type { ResumeStash } from '../session/resume/resume-stash.ts';
 import type { OneShotStore } from './one-shot-store.ts';
+import type { ServerToolSet } from '../session/tools/server-tool.ts';
 
 /** The voice pipeline's providers, or why voice sessions cannot run here. */
 export type VoiceProviders =
@@ -27,6 +28,8 @@ export interface ServerContext {
   sessions: SessionRegistry;
   voice: VoiceProviders;
   search: WebSearch | undefined;
+  /** Tools the server runs itself (createServer's `tools`), offered in every session. */
+  serverTools: ServerToolSet;
   /** Dropped conversations waiting for their resume token. */
   stash: ResumeStash;
   oneShots: OneShotStore;

@@ -1,32 +1,7 @@
-import { ConfigError, loadConfig } from './config.ts';
-import { startServer } from './server.ts';
+import { processIo } from './cli/cli-io.ts';
+import { runCli } from './cli/program.ts';
 
-/** `npm start`: read configuration, serve, drain on SIGTERM/SIGINT. */
-async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`parley: ${error.message}\n`);
-      process.exit(2);
-    }
-    throw error;
-  }
-  const server = await startServer(config);
-  process.stdout.write(`parley: listening on ${server.url} (demo at ${server.url}/, WebSocket at ${server.url.replace(/^http/, 'ws')}/ws)\n`);
-  const shutdown = (signal: string): void => {
-    server.context.log.info({ signal }, 'shutdown requested');
-    // A second signal, or a drain that overruns its bound, exits at once.
-    const force = setTimeout(() => process.exit(1), config.DRAIN_TIMEOUT_MS + 2000);
-    force.unref();
-    server.stop().then(() => process.exit(0), () => process.exit(1));
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
-}
-
-main().catch((error: unknown) => {
-  process.stderr.write(`parley: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
-});
+/** `npm start`: what `parley start` does, configured from the environment only. */
+const code = await runCli(['start'], processIo());
+// A failed start may have left helpers running (speech processes): exit now with its code.
+if (code !== 0) process.exit(code);

@@ -9,16 +9,22 @@ import { PocketsphinxSpeechToText } from '../session/providers/pocketsphinx-asr.
 import { SpeechUnavailableError, type SpeechToText } from '../session/providers/asr.ts';
 import type { TextToSpeech } from '../session/providers/tts.ts';
 
+/** Providers handed over by the caller (createServer); they win over configuration. */
+export interface GivenVoiceProviders {
+  asr?: SpeechToText;
+  tts?: TextToSpeech;
+  vad?: () => VoiceActivityDetector;
+}
+
 /**
  * Builds the voice pipeline's providers from configuration (ASR_PROVIDER, TTS_PROVIDER). A
  * missing local dependency does not stop the server: voice sessions are refused with the
  * reason, text sessions go on. The openai recogniser needs no local packages.
  */
-export async function createVoiceProviders(config: Config, log: Logger): Promise<VoiceProviders> {
-  const vadModule = await loadVad();
-  const createVad = (): VoiceActivityDetector => new VoiceActivityDetector(vadModule, config.VAD_AGGRESSIVENESS);
+export async function createVoiceProviders(config: Config, log: Logger, given: GivenVoiceProviders = {}): Promise<VoiceProviders> {
+  const createVad = given.vad ?? (await webRtcVad(config));
   // Check the recogniser first, so nothing is started (flite workers) when voice is off anyway.
-  if (config.ASR_PROVIDER === 'local') {
+  if (!given.asr && config.ASR_PROVIDER === 'local') {
     try {
       PocketsphinxSpeechToText.check();
     } catch (error) {
@@ -27,10 +33,15 @@ export async function createVoiceProviders(config: Config, log: Logger): Promise
       return { ok: false, reason: error.message };
     }
   }
-  const stt = createSpeechToText(config);
-  const tts = createTextToSpeech(config);
+  const stt = given.asr ?? createSpeechToText(config);
+  const tts = given.tts ?? createTextToSpeech(config);
   log.info({ asr: stt.name, tts: tts.name }, 'voice providers');
   return { ok: true, tts, stt, createVad };
+}
+
+async function webRtcVad(config: Config): Promise<() => VoiceActivityDetector> {
+  const vadModule = await loadVad();
+  return () => new VoiceActivityDetector(vadModule, config.VAD_AGGRESSIVENESS);
 }
 
 function createSpeechToText(config: Config): SpeechToText {

@@ -12,7 +12,9 @@ export type WorkerLateness = LatenessSummary & { gc: GcPauseSummary };
 
 type PriorityEvent = Extract<WorkerEvent, { t: 'priority' }>;
 
-const ENTRY = new URL('./media-worker-entry.mjs', import.meta.url);
+// Compiled (the installed package), the worker module runs as it is; from the TypeScript sources a
+// small entry registers the TypeScript loader first.
+const ENTRY = import.meta.url.endsWith('.ts') ? new URL('./media-worker-entry.mjs', import.meta.url) : new URL('./media-worker.js', import.meta.url);
 
 /**
  * One media worker thread and the calls on it. Commands queue in an outbox flushed once per

@@ -30,4 +30,6 @@ export const LIMITS = {
   resumeTokenChars: 512,
   voiceKeyChars: 64,
   instructionsChars: 32000,
+  /** A server-side tool's result as JSON (a client's tool_result is bounded by MAX_FRAME_BYTES, default the same). */
+  toolResultBytes: 262144,
 } as const;

@@ -25,10 +25,18 @@ const ALWAYS_RESERVED = ['think_deeply', 'cancel_pending_job', 'interaction_tran
 
 export type ToolValidation = { ok: true; tools: ToolDeclaration[] } | { ok: false; detail: string };
 
-export function validateTools(raw: readonly unknown[], managed: { webSearch: boolean; endCall: boolean }): ToolValidation {
+/** Tools the server runs itself in this session: managed ones while on, and the server-side tools. */
+export interface ServerRunTools {
+  webSearch: boolean;
+  endCall: boolean;
+  serverTools?: readonly string[];
+}
+
+export function validateTools(raw: readonly unknown[], managed: ServerRunTools): ToolValidation {
   const reserved = new Set(ALWAYS_RESERVED);
   if (managed.webSearch) reserved.add('web_search');
   if (managed.endCall) reserved.add('end_call');
+  const serverTools = new Set(managed.serverTools);
   const tools: ToolDeclaration[] = [];
   const seen = new Set<string>();
   for (const [index, candidate] of raw.entries()) {
@@ -40,6 +48,7 @@ export function validateTools(raw: readonly unknown[], managed: { webSearch: boo
     }
     const tool = parsed.data;
     if (reserved.has(tool.name)) return { ok: false, detail: `tools[${index}].name: "${tool.name}" is reserved for a managed tool` };
+    if (serverTools.has(tool.name)) return { ok: false, detail: `tools[${index}].name: "${tool.name}" is a server-side tool of this server` };
     if (seen.has(tool.name)) return { ok: false, detail: `tools[${index}].name: duplicate tool name "${tool.name}"` };
     seen.add(tool.name);
     tools.push(tool);
@@ -54,10 +63,12 @@ export function validateTools(raw: readonly unknown[], managed: { webSearch: boo
 export function checkToolChoice(
   choice: ToolChoice,
   tools: readonly ToolDeclaration[],
-  managed: { webSearch: boolean; endCall: boolean },
+  managed: ServerRunTools,
 ): string | undefined {
   if (typeof choice === 'string') return undefined;
-  const known = new Set([...tools.map((t) => t.name), 'think_deeply', ...(managed.webSearch ? ['web_search'] : []), ...(managed.endCall ? ['end_call'] : [])]);
+  const known = new Set([
+    ...tools.map((t) => t.name), 'think_deeply', ...(managed.webSearch ? ['web_search'] : []), ...(managed.endCall ? ['end_call'] : []), ...(managed.serverTools ?? []),
+  ]);
   const named = 'tool' in choice ? [choice.tool] : choice.allowed;
   const unknown = named.filter((n) => !known.has(n));
   return unknown.length ? `tool_choice names tools that are not declared: ${unknown.join(', ')}` : undefined;

@@ -1,6 +1,6 @@
-import type { ChatMessage, ToolCallRequest } from '../providers/llm.ts';
+import type { ChatMessage } from '../providers/llm.ts';
 import type { SessionSettings } from '../settings.ts';
-import type { DeferredJob } from '../tools/tool-calls.ts';
+import type { PendingCall } from '../tools/tool-calls.ts';
 
 /**
  * Everything a dropped conversation needs to go on: plain data only, so a shared stash
@@ -10,7 +10,7 @@ export interface SessionSnapshot {
   settings: SessionSettings;
   history: ChatMessage[];
   injectedIds: string[];
-  pendingCalls: { request: ToolCallRequest; job: DeferredJob | undefined; deferrable: boolean }[];
+  pendingCalls: PendingCall[];
   bargeSeq: number;
   greeted: boolean;
 }

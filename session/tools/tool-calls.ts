@@ -5,6 +5,8 @@ import type { ToolCallRequest } from '../providers/llm.ts';
 import type { ToolErrorCode } from '../protocol/errors.ts';
 import type { ToolResolution } from './types.ts';
 import { LIMITS } from '../protocol/limits.ts';
+import type { ServerCallHandle } from './server-call.ts';
+import type { PartialOutcome } from './server-tool.ts';
 
 export const MAX_PARTIALS_PER_CALL = LIMITS.partialsPerCall;
 
@@ -35,6 +37,16 @@ interface Call {
   /** The turn waiting on this call; cleared when that turn was interrupted. */
   waiter: ((resolution: ToolResolution) => void) | undefined;
   job: DeferredJob | undefined;
+  /** A server-side tool's call: its cancellation. Clients never see or touch these calls. */
+  server: AbortController | undefined;
+}
+
+/** A call a snapshot carries; `server` calls cannot outlive their process and end on resume. */
+export interface PendingCall {
+  request: ToolCallRequest;
+  job: DeferredJob | undefined;
+  deferrable: boolean;
+  server?: true;
 }
 
 export interface ToolCallHooks {
@@ -71,14 +83,19 @@ export class ToolCalls {
 
   constructor(private readonly hooks: ToolCallHooks) {}
 
-  /** Sends tool_call and resolves when the call ends or the turn stops waiting (`signal`). */
-  run(request: ToolCallRequest, options: { timeoutMs: number; deferrable: boolean }, signal: AbortSignal): Promise<ToolResolution> {
-    const call: Call = { request, state: 'open', deferrable: options.deferrable, partials: 0, timer: undefined, waiter: undefined, job: undefined };
+  /**
+   * Sends tool_call (or starts the server-side tool `server`) and resolves when the call ends or
+   * the turn stops waiting (`signal`).
+   */
+  run(request: ToolCallRequest, options: { timeoutMs: number; deferrable: boolean; server?: (handle: ServerCallHandle) => void }, signal: AbortSignal): Promise<ToolResolution> {
+    const server = options.server ? new AbortController() : undefined;
+    const call: Call = { request, state: 'open', deferrable: options.deferrable, partials: 0, timer: undefined, waiter: undefined, job: undefined, server };
     this.calls.set(request.id, call);
     return new Promise((resolve) => {
       call.waiter = resolve;
       call.timer = setTimeout(() => this.cancelFromServer(request.id, 'timed_out'), options.timeoutMs);
-      this.hooks.send({ type: 'tool_call', id: request.id, name: request.name, args: request.args });
+      if (options.server) options.server(this.serverHandle(call));
+      else this.hooks.send({ type: 'tool_call', id: request.id, name: request.name, args: request.args });
       const detach = (): void => {
         if (call.waiter !== resolve) return;
         call.waiter = undefined;
@@ -94,7 +111,7 @@ export class ToolCalls {
 
   /** tool_result: 'ok', or why it changed nothing. */
   result(frame: ClientFrameOf<'tool_result'>): 'ok' | 'unknown' | 'closed' {
-    const call = this.calls.get(frame.id);
+    const call = this.clientCall(frame.id);
     if (!call) return 'unknown';
     if (call.state === 'resolved' || call.state === 'cancelled') return 'closed';
     const resolution: ToolResolution = {
@@ -108,7 +125,7 @@ export class ToolCalls {
 
   /** The host cancelled a call it was running (tool_cancel from the client). */
   cancelFromClient(id: string): 'ok' | 'unknown' | 'closed' {
-    const call = this.calls.get(id) ?? this.calls.get(this.byHandle.get(id) ?? '');
+    const call = this.clientCall(id) ?? this.calls.get(this.byHandle.get(id) ?? '');
     if (!call) return 'unknown';
     if (call.state === 'resolved' || call.state === 'cancelled') return 'closed';
     this.settle(call, 'cancelled', { outcome: 'cancelled', verified: false, content: 'the host cancelled this call' });
@@ -119,7 +136,8 @@ export class ToolCalls {
   cancelFromServer(id: string, outcome: 'timed_out' | 'cancelled'): boolean {
     const call = this.calls.get(id);
     if (!call || (call.state !== 'open' && call.state !== 'deferred')) return false;
-    this.hooks.send({ type: 'tool_cancel', id });
+    if (call.server) call.server.abort(outcome);
+    else this.hooks.send({ type: 'tool_cancel', id });
     const content = outcome === 'timed_out' ? 'the call timed out before the host answered' : 'cancelled at the user\'s request';
     this.settle(call, 'cancelled', { outcome, verified: false, content });
     return true;
@@ -127,7 +145,7 @@ export class ToolCalls {
 
   /** tool_deferred → the ack's fields. Eligible: declared deferrable, still open, not deferred. */
   defer(frame: ClientFrameOf<'tool_deferred'>): ServerFrame {
-    const call = this.calls.get(frame.id);
+    const call = this.clientCall(frame.id);
     const refuse = (reason: string): ServerFrame => ({ type: 'tool_deferred_ack', accepted: false, id: frame.id, handle: frame.handle, reason });
     if (!call) return refuse('unknown_call');
     if (call.state === 'deferred') return refuse('already_deferred');
@@ -159,20 +177,17 @@ export class ToolCalls {
   }
 
   progress(frame: ClientFrameOf<'tool_progress'>): 'ok' | ToolErrorCode {
-    const call = this.live(frame.id);
+    const call = this.liveCall(frame.id);
     if (!call) return 'unknown_tool_call';
-    this.hooks.note(`Progress on ${call.request.name} (call ${call.request.id}): ${frame.note}`);
+    this.noteProgress(call, frame.note);
     return 'ok';
   }
 
   partial(frame: ClientFrameOf<'tool_partial_result'>): 'ok' | ToolErrorCode {
     const call = this.liveCall(frame.id);
     if (!call) return 'unknown_tool_call';
-    if (Buffer.byteLength(JSON.stringify(frame.content)) > MAX_PARTIAL_BYTES) return 'partial_too_large';
-    if (call.partials >= MAX_PARTIALS_PER_CALL) return 'partial_limit';
-    call.partials += 1;
-    this.hooks.note(`Partial result ${call.partials} from ${call.request.name} (call ${call.request.id}): ${JSON.stringify(frame.content)}`);
-    return 'ok';
+    const outcome = this.notePartial(call, frame.content);
+    return outcome === 'call_closed' ? 'unknown_tool_call' : outcome;
   }
 
   /** The call behind an id or a deferred handle, while it can still change. */
@@ -182,8 +197,14 @@ export class ToolCalls {
   }
 
   private liveCall(idOrHandle: string): Call | undefined {
-    const call = this.calls.get(idOrHandle) ?? this.calls.get(this.byHandle.get(idOrHandle) ?? '');
+    const call = this.clientCall(idOrHandle) ?? this.calls.get(this.byHandle.get(idOrHandle) ?? '');
     return call && (call.state === 'open' || call.state === 'deferred') ? call : undefined;
+  }
+
+  /** A call a client may refer to: never a server-side tool's call (those are invisible to it). */
+  private clientCall(id: string): Call | undefined {
+    const call = this.calls.get(id);
+    return call?.server ? undefined : call;
   }
 
   /** A turn is blocked waiting on this call's result. */
@@ -203,18 +224,23 @@ export class ToolCalls {
   }
 
   /** Calls still open or deferred, for the resume stash. */
-  pending(): { request: ToolCallRequest; job: DeferredJob | undefined; deferrable: boolean }[] {
+  pending(): PendingCall[] {
     return [...this.calls.values()]
       .filter((c) => c.state === 'open' || c.state === 'deferred')
-      .map((c) => ({ request: c.request, job: c.job, deferrable: c.deferrable }));
+      .map((c) => ({ request: c.request, job: c.job, deferrable: c.deferrable, ...(c.server ? { server: true as const } : {}) }));
   }
 
-  /** Re-adopts calls from a resumed session; their results are reported as late results. */
-  adopt(entries: { request: ToolCallRequest; job: DeferredJob | undefined; deferrable: boolean }[], timeoutMs: number): void {
+  /** Re-adopts calls from a resumed session (results come as late results); server calls ended with the old session. */
+  adopt(entries: PendingCall[], timeoutMs: number): void {
     for (const entry of entries) {
+      if (entry.server) {
+        this.usedIds.add(entry.request.id);
+        this.hooks.note(`${entry.request.name} (call ${entry.request.id}) was stopped when the connection dropped, before it finished; whether it took effect is unknown.`);
+        continue;
+      }
       const call: Call = {
         request: entry.request, state: entry.job ? 'deferred' : 'open', deferrable: entry.deferrable, partials: 0,
-        timer: undefined, waiter: undefined, job: entry.job,
+        timer: undefined, waiter: undefined, job: entry.job, server: undefined,
       };
       const left = entry.job ? Math.max(0, entry.job.deadline - Date.now()) : timeoutMs;
       call.timer = setTimeout(() => this.cancelFromServer(entry.request.id, 'timed_out'), left);
@@ -223,8 +249,38 @@ export class ToolCalls {
     }
   }
 
+  /** The session ended: timers stop, and server-side tools still running are told to stop. */
   close(): void {
-    for (const call of this.calls.values()) clearTimeout(call.timer);
+    for (const call of this.calls.values()) {
+      clearTimeout(call.timer);
+      if (call.server && call.state === 'open') {
+        call.state = 'cancelled';
+        call.server.abort('session_closed');
+      }
+    }
+  }
+
+  private serverHandle(call: Call): ServerCallHandle {
+    const open = (): boolean => call.state === 'open';
+    return {
+      signal: (call.server as AbortController).signal,
+      settle: (resolution) => void (open() && this.settle(call, 'resolved', resolution)),
+      progress: (note) => void (open() && this.noteProgress(call, note)),
+      partial: (content) => (open() ? this.notePartial(call, content) : 'call_closed'),
+    };
+  }
+
+  private noteProgress(call: Call, note: string): void {
+    this.hooks.note(`Progress on ${call.request.name} (call ${call.request.id}): ${note}`);
+  }
+
+  private notePartial(call: Call, content: unknown): PartialOutcome {
+    const json = JSON.stringify(content) ?? 'null';
+    if (Buffer.byteLength(json) > MAX_PARTIAL_BYTES) return 'partial_too_large';
+    if (call.partials >= MAX_PARTIALS_PER_CALL) return 'partial_limit';
+    call.partials += 1;
+    this.hooks.note(`Partial result ${call.partials} from ${call.request.name} (call ${call.request.id}): ${json}`);
+    return 'ok';
   }
 
   private settle(call: Call, state: CallState, resolution: ToolResolution): void {

@@ -16,6 +16,7 @@ import { Permissions } from './permissions.ts';
 import { ToolCalls, type DeferredJob } from './tool-calls.ts';
 import { pairToolMessages } from './tool-messages.ts';
 import { runToolRound } from './tool-round.ts';
+import type { ServerToolSet } from './server-tool.ts';
 import { choiceForRound, visibleTools } from './tool-set.ts';
 import { describeResolution, type ToolResolution, type ToolRoundResult } from './types.ts';
 
@@ -26,6 +27,8 @@ export interface ToolDeskOptions {
   deepModel: string | undefined;
   /** INTERACTION_QUEUE_DEADLINE_S/_ROUNDS from the server's Config; read from the environment when absent. */
   interactions: InteractionConfig;
+  /** Server-side tools, and the session they run for (their context names it). */
+  server?: { tools: ServerToolSet; session: { id: string; account: string } };
 }
 
 export interface ToolDeskHost {
@@ -42,6 +45,8 @@ export interface ToolDeskHost {
   replyNow(instruction: string): void;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }
+
+const PARTIAL_REPLY = 'A tool just reported a partial result (see the latest context). Tell the user briefly.';
 
 interface DeepThought {
   jobId: string;
@@ -104,9 +109,13 @@ export class ToolDesk {
   tools(): ModelTool[] {
     const s = this.host.settings;
     return visibleTools({
-      clientTools: s.tools, webSearch: s.webSearch, endCall: s.endCall, jobsRunning: this.calls.jobs().length + this.thoughts.size > 0,
+      clientTools: s.tools, serverTools: this.options.server?.tools.modelTools(), webSearch: s.webSearch, endCall: s.endCall, jobsRunning: this.calls.jobs().length + this.thoughts.size > 0,
       transition: this.interactions.tool(),
     });
+  }
+
+  serverToolNames(): string[] {
+    return this.options.server?.tools.names() ?? [];
   }
 
   /**
@@ -140,6 +149,12 @@ export class ToolDesk {
         calls: this.calls,
         permissions: this.permissions,
         clientTools: () => this.host.settings.tools,
+        server: this.options.server && {
+          tools: this.options.server.tools,
+          session: this.options.server.session,
+          replyNow: () => this.host.replyNow(PARTIAL_REPLY),
+          log: this.host.log,
+        },
         managedEnabled: (name) => (name === 'web_search' ? this.host.settings.webSearch : name === 'end_call' ? this.host.settings.endCall : true),
         search: this.host.search,
         defaultTimeoutMs: this.options.defaultTimeoutMs,
@@ -215,7 +230,7 @@ export class ToolDesk {
     if (r !== 'ok') return { code: r, detail: `tool_partial_result for unknown or closed call "${frame.id}"` };
     // SPEC: reply is ignored when an interaction is given.
     if (live && frame.interaction && checked?.ok) this.interactions.raise(live, frame.interaction, checked);
-    else if (frame.reply) this.host.replyNow('A tool just reported a partial result (see the latest context). Tell the user briefly.');
+    else if (frame.reply) this.host.replyNow(PARTIAL_REPLY);
     return undefined;
   }
 

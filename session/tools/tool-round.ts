@@ -3,6 +3,8 @@ import type { ToolDeclaration } from '../protocol/tools.ts';
 import type { ToolCallRequest } from '../providers/llm.ts';
 import type { WebSearch } from '../providers/search.ts';
 import type { Permissions } from './permissions.ts';
+import { executeServerTool, parseServerArgs, type ServerCallHost } from './server-call.ts';
+import type { ServerTool, ServerToolSet } from './server-tool.ts';
 import type { ToolCalls } from './tool-calls.ts';
 import { isManaged, type ManagedToolName } from './tool-set.ts';
 import { describeResolution, type ToolResolution, type ToolRoundResult } from './types.ts';
@@ -12,6 +14,8 @@ export interface ToolRoundDeps {
   calls: ToolCalls;
   permissions: Permissions;
   clientTools(): ToolDeclaration[];
+  /** Server-side tools: run here, never sent to the client. */
+  server: (ServerCallHost & { tools: ServerToolSet }) | undefined;
   /**
    * Whether a managed tool is on in this session. web_search and end_call are managed only
    * while mode enables them; otherwise the name is an ordinary (client) tool name, and the
@@ -29,10 +33,12 @@ export interface ToolRoundDeps {
 }
 
 const failed = (content: string): ToolResolution => ({ outcome: 'failed', verified: false, content });
+const REFUSED: ToolResolution = { outcome: 'cancelled', verified: false, content: 'the user did not give permission; the action was not taken' };
+const NOT_RUN: ToolResolution = { outcome: 'unknown', verified: false, content: 'not run: the user interrupted' };
 
 /**
  * Runs one planning round's tool calls side by side: client tools through tool_call (after an
- * approval for requires_permission tools), managed tools here. Resolves when every call has an
+ * approval for requires_permission tools), server-side and managed tools here. Resolves when every call has an
  * answer for the model, or at once with "still running" answers when the turn is interrupted.
  */
 export async function runToolRound(deps: ToolRoundDeps, calls: ToolCallRequest[], signal: AbortSignal): Promise<ToolRoundResult> {
@@ -52,14 +58,29 @@ export async function runToolRound(deps: ToolRoundDeps, calls: ToolCallRequest[]
 
 async function runOne(deps: ToolRoundDeps, call: ToolCallRequest, signal: AbortSignal): Promise<ToolResolution> {
   if (isManaged(call.name) && deps.managedEnabled(call.name)) return runManaged(deps, call, signal);
+  const serverTool = deps.server?.tools.get(call.name);
+  if (serverTool && deps.server) return runServerCall(deps, deps.server, serverTool, call, signal);
   const declared = deps.clientTools().find((t) => t.name === call.name);
   if (!declared) return failed(`there is no tool named ${call.name}`);
   if (declared.requires_permission) {
     const approved = await deps.permissions.request(call.name, call.args, signal);
-    if (!approved) return { outcome: 'cancelled', verified: false, content: 'the user did not give permission; the action was not taken' };
+    if (!approved) return REFUSED;
   }
-  if (signal.aborted) return { outcome: 'unknown', verified: false, content: 'not run: the user interrupted' };
+  if (signal.aborted) return NOT_RUN;
   return deps.calls.run(call, { timeoutMs: declared.timeout_ms ?? deps.defaultTimeoutMs, deferrable: declared.deferrable === true }, signal);
+}
+
+/** A server-side tool: arguments checked first, then the permission, then the same call life as a client's. */
+async function runServerCall(deps: ToolRoundDeps, host: ServerCallHost, tool: ServerTool, call: ToolCallRequest, signal: AbortSignal): Promise<ToolResolution> {
+  const parsed = parseServerArgs(tool, call);
+  if (!parsed.ok) return parsed.resolution;
+  if (tool.requiresPermission) {
+    const approved = await deps.permissions.request(call.name, call.args, signal);
+    if (!approved) return REFUSED;
+  }
+  if (signal.aborted) return NOT_RUN;
+  const timeoutMs = tool.timeoutMs ?? deps.defaultTimeoutMs;
+  return deps.calls.run(call, { timeoutMs, deferrable: false, server: (handle) => executeServerTool(tool, call, parsed.args, handle, host) }, signal);
 }
 
 async function runManaged(deps: ToolRoundDeps, call: ToolCallRequest, signal: AbortSignal): Promise<ToolResolution> {

@@ -51,6 +51,8 @@ export function isManaged(name: string): name is ManagedToolName {
 
 export interface ToolSetState {
   clientTools: ToolDeclaration[];
+  /** The server-side tools (server-tool.ts), offered in every session. */
+  serverTools?: readonly ModelTool[];
   webSearch: boolean;
   endCall: boolean;
   jobsRunning: boolean;
@@ -65,6 +67,7 @@ export function visibleTools(state: ToolSetState): ModelTool[] {
     ...(t.description ? { description: t.description } : {}),
     ...(t.parameters ? { parameters: t.parameters } : {}),
   }));
+  tools.push(...(state.serverTools ?? []));
   if (state.webSearch) tools.push(MANAGED_TOOLS.web_search);
   if (state.endCall) tools.push(MANAGED_TOOLS.end_call);
   tools.push(MANAGED_TOOLS.think_deeply);

@@ -9,7 +9,7 @@ import { mountStatic } from './static-routes.ts';
 /** The HTTP side: session keys, health, the demo page and the client bundle. */
 export function createHttpApp(server: ServerContext): Koa {
   const app = new Koa({ proxy: server.config.TRUST_PROXY });
-  const router = new Router();
+  const router = createRouter(server, { demoPage: true });
 
   app.use(async (ctx, next) => {
     try {
@@ -19,20 +19,48 @@ export function createHttpApp(server: ServerContext): Koa {
         else if (ctx.status === 405) sendHttpError(ctx, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`);
       }
     } catch (error) {
-      server.log.error({ err: error instanceof Error ? error.stack : String(error), path: ctx.path }, 'http handler failed');
-      sendHttpError(ctx, 'internal_error', 'internal error', true);
+      failed(server, ctx, error);
     }
   });
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: false }));
+  return app;
+}
 
+/**
+ * The same routes as middleware for a host application's Koa app: a request none of them
+ * matches goes on to the host's next middleware, untouched; errors of our routes are answered
+ * here, the host's own errors stay the host's.
+ */
+export function createMountedRoutes(server: ServerContext, options: { demoPage: boolean }): Koa.Middleware {
+  const router = createRouter(server, options);
+  // Typed for a router-extended context; app.use(router.routes()) hands it the very same ctx.
+  const routes = router.routes() as unknown as Koa.Middleware;
+  const methods = router.allowedMethods({ throw: false }) as unknown as Koa.Middleware;
+  return async (ctx, next) => {
+    let passedOn = false;
+    try {
+      await routes(ctx, () => methods(ctx, () => ((passedOn = true), next())));
+    } catch (error) {
+      if (passedOn) throw error;
+      failed(server, ctx, error);
+    }
+  };
+}
+
+function createRouter(server: ServerContext, options: { demoPage: boolean }): Router {
+  const router = new Router();
   router.get('/healthz', (ctx) => {
     ctx.status = server.draining ? 503 : 200;
     ctx.body = { status: server.draining ? 'draining' : 'ok', sessions: server.sessions.size };
   });
   mountSessionKeys(router, server);
   if (devRoutesEnabled(server)) mountDevRoutes(router, server);
-  mountStatic(router);
+  mountStatic(router, options);
+  return router;
+}
 
-  app.use(router.routes());
-  app.use(router.allowedMethods({ throw: false }));
-  return app;
+function failed(server: ServerContext, ctx: Koa.Context, error: unknown): void {
+  server.log.error({ err: error instanceof Error ? error.stack : String(error), path: ctx.path }, 'http handler failed');
+  sendHttpError(ctx, 'internal_error', 'internal error', true);
 }

@@ -1,19 +1,22 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type Router from '@koa/router';
-import { build } from 'esbuild';
 
 const CLIENT_ENTRY = fileURLToPath(new URL('../../client/src/index.ts', import.meta.url));
 const DEMO_PAGE = fileURLToPath(new URL('../../client/demo/index.html', import.meta.url));
+/** The package build's bundle (dist/client.js); absent when the server runs from its sources. */
+const PREBUILT_BUNDLE = fileURLToPath(new URL('../../client.js', import.meta.url));
 
 /**
- * The demo page at `/` and the browser library at `/client.js`. The bundle is built once per
- * process on first request (esbuild, a few tens of ms) so `npm start` needs no build step.
+ * The browser library at `/client.js`, and the demo page at `/` unless the routes are mounted in
+ * a host application (whose `/` is its own). An installed package serves the bundle it was built
+ * with; from the sources the bundle is built once per process on first request (esbuild, a few
+ * tens of ms), so a development server needs no build step.
  */
-export function mountStatic(router: Router): void {
+export function mountStatic(router: Router, options: { demoPage: boolean }): void {
   let bundle: Promise<string> | undefined;
   router.get('/client.js', async (ctx) => {
-    bundle ??= bundleClient().catch((error: unknown) => {
+    bundle ??= clientBundle().catch((error: unknown) => {
       bundle = undefined;
       throw error;
     });
@@ -21,6 +24,7 @@ export function mountStatic(router: Router): void {
     ctx.set('Cache-Control', 'no-cache');
     ctx.body = await bundle;
   });
+  if (!options.demoPage) return;
   router.get('/', async (ctx) => {
     ctx.type = 'text/html; charset=utf-8';
     ctx.set('Cache-Control', 'no-cache');
@@ -28,7 +32,18 @@ export function mountStatic(router: Router): void {
   });
 }
 
+async function clientBundle(): Promise<string> {
+  try {
+    return await readFile(PREBUILT_BUNDLE, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    return bundleClient();
+  }
+}
+
 export async function bundleClient(): Promise<string> {
+  // esbuild is a development dependency: only a server running from its sources gets here.
+  const { build } = await import('esbuild');
   const result = await build({
     entryPoints: [CLIENT_ENTRY],
     bundle: true,

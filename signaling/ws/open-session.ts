@@ -29,7 +29,8 @@ export type PrepareResult = PreparedSession | { ok: false; code: WsErrorCode; de
 export async function prepareSession(server: ServerContext, handshake: HandshakeAuth | undefined, start: StartFrame): Promise<PrepareResult> {
   const { config } = server;
   const mode = start.mode;
-  const tools = mode.tools === undefined ? undefined : validateTools(mode.tools, { webSearch: mode.web_search ?? false, endCall: mode.end_call ?? false });
+  const serverTools = server.serverTools.names();
+  const tools = mode.tools === undefined ? undefined : validateTools(mode.tools, { webSearch: mode.web_search ?? false, endCall: mode.end_call ?? false, serverTools });
   if (tools && !tools.ok) return { ok: false, code: 'invalid_tools', detail: tools.detail };
   const auth = authenticateStart(server, handshake, start.api_key, start.session_id);
   if (!auth.ok) return { ok: false, code: 'unauthorized', detail: auth.detail };
@@ -50,7 +51,7 @@ export async function prepareSession(server: ServerContext, handshake: Handshake
   const settings: SessionSettings = restored
     ? mergeOnResume(restored.settings, mode, start.audio, tools?.ok ? tools.tools : undefined)
     : resolveSettings(mode, start.audio, tools?.ok ? tools.tools : [], { greeting: config.GREETING, voice: config.DEFAULT_VOICE, temperature: config.DEFAULT_TEMPERATURE });
-  const badChoice = checkToolChoice(settings.toolChoice, settings.tools, { webSearch: settings.webSearch, endCall: settings.endCall });
+  const badChoice = checkToolChoice(settings.toolChoice, settings.tools, { webSearch: settings.webSearch, endCall: settings.endCall, serverTools });
   if (badChoice) return { ok: false, code: 'invalid_tools', detail: badChoice };
   if (settings.modality === 'voice' && !start.audio) return { ok: false, code: 'invalid_start_frame', detail: 'audio is required for a voice session' };
   if (settings.webSearch && !server.search) return { ok: false, code: 'web_search_unavailable', detail: 'mode.web_search needs a search backend: the server has no SEARCH_URL configured' };
@@ -72,6 +73,7 @@ export async function prepareSession(server: ServerContext, handshake: Handshake
       permissionTimeoutMs: config.PERMISSION_TIMEOUT_S * 1000,
       deepModel: config.LLM_DEEP_MODEL,
       interactions: { INTERACTION_QUEUE_DEADLINE_S: config.INTERACTION_QUEUE_DEADLINE_S, INTERACTION_QUEUE_DEADLINE_ROUNDS: config.INTERACTION_QUEUE_DEADLINE_ROUNDS },
+      server: { tools: server.serverTools, session: { id: start.session_id, account: auth.credential.account } },
     },
     endCallGraceMs: config.END_CALL_GRACE_MS,
     signOff: config.WRAP_UP_SIGN_OFF,

@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+/**
+ * The package build (npm run build; also run by `prepare`, `prestart` and `prepack`): dist/ holds
+ * what the package ships and nothing else.
+ *
+ * - tsc compiles the shipped code (.ci/tsconfig.build.json) with declarations, in build mode:
+ *   with nothing changed it checks file dates only and the whole build takes about a second.
+ * - Declarations keep our `.ts` import specifiers; they are rewritten to `.js` so every
+ *   TypeScript a consumer might use resolves them (TypeScript 5.9 rewrites only the JavaScript).
+ * - The browser library ships as one bundle, dist/client.js (what `./client` exports and the server
+ *   serves at /client.js), so its per-file JavaScript from tsc is removed; its declarations stay.
+ * - Files that are not TypeScript but are loaded at run time are copied beside the compiled code,
+ *   at the same relative paths as in the sources.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildClient } from '../client/build.mjs';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DIST = join(ROOT, 'dist');
+const ASSETS = ['session/providers/flite-process.mjs', 'client/demo/index.html'];
+const BIN = 'signaling/cli/parley.js';
+
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+execFileSync(process.execPath, [tsc, '--build', join(ROOT, '.ci/tsconfig.build.json')], { stdio: 'inherit' });
+
+for (const file of walk(DIST)) {
+  if (file.endsWith('.d.ts')) rewriteSpecifiers(file);
+  else if (file.startsWith(join(DIST, 'client/src/')) && /\.js(\.map)?$/.test(file)) rmSync(file);
+}
+for (const asset of ASSETS) {
+  mkdirSync(dirname(join(DIST, asset)), { recursive: true });
+  copyFileSync(join(ROOT, asset), join(DIST, asset));
+}
+await buildClient({ outfile: join(DIST, 'client.js') });
+chmodSync(join(DIST, BIN), 0o755);
+
+function* walk(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* walk(path);
+    else yield path;
+  }
+}
+
+/** `from './x.ts'` and `import('../y.ts')` → `.js`; package specifiers are left alone. */
+function rewriteSpecifiers(file) {
+  const text = readFileSync(file, 'utf8');
+  const rewritten = text.replace(/(['"])(\.{1,2}\/[^'"\n]*?)\.ts\1/g, '$1$2.js$1');
+  if (rewritten !== text) writeFileSync(file, rewritten);
+}

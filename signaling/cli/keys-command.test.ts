@@ -1,0 +1,151 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from './program.ts';
+import { KeyStore } from '../keys/key-store.ts';
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const KEY_LINE = /^ck_[A-Za-z0-9_-]{43}$/;
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'parley-cli-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+async function run(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(argv, { env: { DATA_DIR: dir }, stdout: (s) => (stdout += s), stderr: (s) => (stderr += s) });
+  return { code, stdout, stderr };
+}
+const lines = (s: string) => s.trimEnd().split('\n');
+const idOf = (stdout: string) => /created (key_\w+)/.exec(stdout)?.[1] ?? '';
+
+describe('parley keys', () => {
+  it('create prints a human line then the key alone as the last line, once', async () => {
+    const r = await run('keys', 'create', '--account', 'acme');
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    const out = lines(r.stdout);
+    expect(out).toHaveLength(2);
+    expect(out[0]).toMatch(/^created key_[0-9a-f]{12} for account acme; store it now, it is not shown again$/);
+    const key = out.at(-1) ?? '';
+    expect(key).toMatch(KEY_LINE);
+    expect(r.stdout.split(key)).toHaveLength(2);
+    const store = KeyStore.open(dir);
+    try {
+      expect(store.verify(key)?.account).toBe('acme');
+    } finally {
+      store.close();
+    }
+  });
+
+  it('list shows id/account/created/revoked and never the key', async () => {
+    const a = await run('keys', 'create', '--account', 'acme');
+    const key = lines(a.stdout).at(-1) ?? '';
+    const id = idOf(a.stdout);
+    await run('keys', 'create', '--account', 'beta');
+    expect(await run('keys', 'revoke', id)).toMatchObject({ code: 0, stdout: `revoked ${id}\n` });
+    const r = await run('keys', 'list');
+    expect(r.code).toBe(0);
+    const out = lines(r.stdout);
+    expect(out[0]?.split(/\s+/)).toEqual(['id', 'account', 'created', 'revoked']);
+    expect(out).toHaveLength(3);
+    const row = out.find((l) => l.startsWith(id)) ?? '';
+    expect(row.split(/\s+/)).toEqual([id, 'acme', expect.stringMatching(/^\d{4}-/), expect.stringMatching(/^\d{4}-/)]);
+    expect(out.find((l) => l.includes('beta'))?.trimEnd().endsWith('-')).toBe(true);
+    expect(r.stdout).not.toContain(key);
+    expect(r.stdout).not.toContain('ck_');
+  });
+
+  it('--data-dir wins over DATA_DIR', async () => {
+    const other = mkdtempSync(join(tmpdir(), 'parley-cli-other-'));
+    try {
+      expect((await run('keys', '--data-dir', other, 'create', '--account', 'acme')).code).toBe(0);
+      expect(lines((await run('keys', 'list')).stdout)).toHaveLength(1);
+      expect(lines((await run('keys', '--data-dir', other, 'list')).stdout)).toHaveLength(2);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+
+  it('revoke exits 1 for unknown or already revoked ids', async () => {
+    const id = idOf((await run('keys', 'create', '--account', 'acme')).stdout);
+    expect((await run('keys', 'revoke', id)).code).toBe(0);
+    const again = await run('keys', 'revoke', id);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/already revoked/);
+    const unknown = await run('keys', 'revoke', 'key_nope');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/no key with id/);
+    expect(unknown.stdout).toBe('');
+  });
+
+  it('--help on every command; usage mistakes exit 2 with one message and no stack trace', async () => {
+    for (const argv of [['--help'], ['keys', '--help'], ['keys', 'create', '--help'], ['keys', 'list', '-h'], ['keys', 'revoke', '--help'], ['start', '--help']]) {
+      const help = await run(...argv);
+      expect(help.code, argv.join(' ')).toBe(0);
+      expect(help.stdout, argv.join(' ')).toMatch(/^Usage: parley/);
+    }
+    expect((await run('--help')).stdout).toMatch(/start .*\n.*keys/s);
+    for (const argv of [[], ['frobnicate'], ['--bogus'], ['keys'], ['keys', 'create'], ['keys', 'create', '--account'], ['keys', 'revoke'], ['keys', 'revoke', 'a', 'b'], ['keys', 'list', 'x'], ['keys', 'list', '--account', 'a']]) {
+      const r = await run(...argv);
+      expect(r.code, argv.join(' ')).toBe(2);
+      expect(r.stderr, argv.join(' ')).not.toBe('');
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(r.stdout).toBe('');
+    }
+    const bad = await run('keys', 'create', '--account', 'a b');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^parley: invalid account name/);
+  });
+
+  it('start refuses a bad setting with exit 2, naming the variable, before listening', async () => {
+    let stderr = '';
+    const code = await runCli(['start'], { env: { PORT: 'eighty', DATA_DIR: dir }, stdout: () => undefined, stderr: (s) => (stderr += s) });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^parley: invalid configuration:\n {2}PORT: /);
+  });
+});
+
+describe('parley keys as a child process (the sources, as `npm run dev` would run them)', () => {
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'signaling/cli/parley.ts', 'keys', ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, DATA_DIR: dir },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+
+  it('create prints the key last; a separate store instance (the server) accepts it; list hides it', () => {
+    const stdout = execFileSync(process.execPath, ['--import', 'tsx', 'signaling/cli/parley.ts', 'keys', 'create', '--account', 'acme'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, DATA_DIR: dir },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    const key = lines(stdout).at(-1) ?? '';
+    expect(key).toMatch(KEY_LINE);
+    const server = KeyStore.open(dir);
+    try {
+      const hit = server.verify(key);
+      expect(hit?.account).toBe('acme');
+      const listed = cli('list');
+      expect(listed.status).toBe(0);
+      expect(listed.stdout).toContain(hit?.id);
+      expect(listed.stdout).not.toContain(key);
+      // Revocation by the CLI is seen by the already-open server store.
+      expect(cli('revoke', hit?.id ?? '').status).toBe(0);
+      expect(server.verify(key)).toBeNull();
+      const again = cli('revoke', hit?.id ?? '');
+      expect(again.status).toBe(1);
+      expect(again.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      server.close();
+    }
+  }, 60_000);
+});

@@ -4,6 +4,7 @@ import { nextReconnectDelay, type ReconnectPolicy } from './reconnect-policy.ts'
 import { createResumeState, type ResumeState } from './resume-state.ts';
 import { SignalingSocket } from './signaling-socket.ts';
 import type { LibraryEventDetails, ReadyFrame } from './types.ts';
+import type { WebSocketConstructor } from './websocket-impl.ts';
 import { WebRtcLink, type IceServerEntry } from './webrtc/webrtc-link.ts';
 
 type Frame = { type: string } & Record<string, unknown>;
@@ -26,6 +27,7 @@ export interface LinkHost {
 
 export interface LinkConfig {
   url: string;
+  webSocket: WebSocketConstructor;
   sessionId: () => string;
   transport: 'ws' | 'webrtc';
   autoReconnect: boolean;
@@ -164,7 +166,7 @@ export class ConversationLink {
         else if (frame.type === 'webrtc_answer') this.applyAnswer(frame, fail);
       };
       try {
-        socket = new SignalingSocket(this.cfg.url, {
+        socket = new SignalingSocket(this.cfg.url, this.cfg.webSocket, {
           open: () => {
             const start = this.host.startFrame(this.resume?.resumeToken);
             this.host.raw('out', { ...start, api_key: start.api_key ? '…' : undefined });

@@ -1,6 +1,7 @@
 /**
- * The Parley browser client library. The server serves this bundle at /client.js; bundlers
- * import it from the package (`parley/client`). No Node built-ins, no zod at run time.
+ * The Parley client library, for browsers and Node. The server serves this bundle at /client.js;
+ * bundlers and Node import it from the package (`parley-realtime/client`). No Node built-ins, no
+ * zod at run time.
  */
 export { RealtimeClient } from './realtime-client.ts';
 export { RealtimeError, LIBRARY_ERROR_CODES } from './errors.ts';
@@ -21,6 +22,7 @@ export type {
   Mode,
   NarrationState,
   ReadyFrame,
+  RealtimeClientEventMap,
   RealtimeClientOptions,
   ResumeState,
   ServerFrame,
@@ -29,6 +31,7 @@ export type {
   ToolChoice,
   ToolOutcome,
   VoiceEntry,
+  WebSocketConstructor,
 } from './types.ts';
 export type { ReconnectPolicy } from './reconnect-policy.ts';
 export type { FeedbackOptions, ClientErrorOptions } from './one-shot.ts';

@@ -9,6 +9,7 @@ import { browserTimezone, buildStartFrame, effectiveMode, generateSessionId } fr
 import { ToolTracker } from './tool-tracker.ts';
 import { FRAME_EVENT, type Mode, type ReadyFrame, type RealtimeClientOptions } from './types.ts';
 import { effectiveTransport } from './user-agent.ts';
+import { webSocketClass } from './websocket-impl.ts';
 
 type Frame = { type: string } & Record<string, unknown>;
 export type Emit = (type: string, detail: unknown) => void;
@@ -62,7 +63,7 @@ export class LiveConversation {
       echoGuard: () => this.mic.echoGuard,
     });
     this.link = new ConversationLink(
-      { url: options.url, sessionId: () => this.sessionId, transport, autoReconnect: options.autoReconnect ?? true, policy: reconnectPolicyFrom(options) },
+      { url: options.url, webSocket: webSocketClass(options.WebSocket), sessionId: () => this.sessionId, transport, autoReconnect: options.autoReconnect ?? true, policy: reconnectPolicyFrom(options) },
       {
         startFrame: (resumeToken) => this.startFrame(resumeToken),
         frame: (frame) => this.onFrame(frame),

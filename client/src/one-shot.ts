@@ -1,4 +1,5 @@
 import { libraryError, RealtimeError } from './errors.ts';
+import { openWebSocket, webSocketClass, WS_CONNECTING, WS_OPEN, type WebSocketConstructor } from './websocket-impl.ts';
 
 export interface FeedbackOptions {
   /** {ws_url}/ws */
@@ -12,6 +13,8 @@ export interface FeedbackOptions {
   apiKey?: string;
   /** How long to wait for feedback_ack (default 10000 ms). */
   timeoutMs?: number;
+  /** The WebSocket class where there is no global one (Node 20: the ws package's). */
+  WebSocket?: WebSocketConstructor;
 }
 
 export interface ClientErrorOptions {
@@ -23,6 +26,7 @@ export interface ClientErrorOptions {
   context?: unknown;
   apiKey?: string;
   timeoutMs?: number;
+  WebSocket?: WebSocketConstructor;
 }
 
 /**
@@ -39,23 +43,25 @@ export function sendFeedback(options: FeedbackOptions): Promise<{ id: string }> 
   if (options.device !== undefined) frame.device = options.device;
   if (options.browser !== undefined) frame.browser = options.browser;
   if (options.apiKey) frame.api_key = options.apiKey;
-  return oneShot(options.url, frame, 'feedback_ack', options.timeoutMs);
+  return oneShot(options, frame, 'feedback_ack');
 }
 
 export function sendClientError(options: ClientErrorOptions): Promise<{ id: string }> {
   const frame: Record<string, unknown> = { type: 'client_error', session_id: options.sessionId, detail: options.detail };
   if (options.context !== undefined) frame.context = options.context;
   if (options.apiKey) frame.api_key = options.apiKey;
-  return oneShot(options.url, frame, 'client_error_ack', options.timeoutMs);
+  return oneShot(options, frame, 'client_error_ack');
 }
 
-function oneShot(url: string, frame: Record<string, unknown>, ackType: string, timeoutMs = 10000): Promise<{ id: string }> {
+function oneShot(options: { url: string; timeoutMs?: number; WebSocket?: WebSocketConstructor }, frame: Record<string, unknown>, ackType: string): Promise<{ id: string }> {
+  const { url, timeoutMs = 10000 } = options;
   return new Promise((resolve, reject) => {
     let ws: WebSocket;
     try {
-      ws = new WebSocket(url);
+      ws = openWebSocket(url, webSocketClass(options.WebSocket));
     } catch (error) {
-      reject(libraryError('connection_closed', `cannot open ${url}: ${String(error)}`, true));
+      // A TypeError: no WebSocket class at all, a mistake of the caller's setup, not of the network.
+      reject(error instanceof TypeError ? error : libraryError('connection_closed', `cannot open ${url}: ${String(error)}`, true));
       return;
     }
     let settled = false;
@@ -63,7 +69,7 @@ function oneShot(url: string, frame: Record<string, unknown>, ackType: string, t
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(1000, 'done');
+      if (ws.readyState === WS_OPEN || ws.readyState === WS_CONNECTING) ws.close(1000, 'done');
       outcome();
     };
     const timer = setTimeout(() => finish(() => reject(libraryError('ack_timeout', `no ${ackType} within ${timeoutMs} ms`, true))), timeoutMs);

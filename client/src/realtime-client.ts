@@ -18,6 +18,7 @@ import type {
   Mode,
   NarrationState,
   ReadyFrame,
+  RealtimeClientEventMap,
   RealtimeClientOptions,
   ServerFrameOf,
   StartMicOptions,
@@ -286,6 +287,29 @@ export class RealtimeClient extends EventTarget {
   /** Same as pushMicFrame. */
   appendAudio(frame: Float32Array): boolean {
     return this.pushMicFrame(frame);
+  }
+
+  // ── events ────────────────────────────────────────────────────────────────────────────────
+
+  /** Typed by name: `addEventListener('text_delta', (e) => e.detail.delta)`. */
+  override addEventListener<K extends keyof RealtimeClientEventMap>(
+    type: K,
+    listener: ((this: RealtimeClient, event: RealtimeClientEventMap[K]) => unknown) | null,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  override addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void;
+  override addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void {
+    super.addEventListener(type, listener, options);
+  }
+
+  override removeEventListener<K extends keyof RealtimeClientEventMap>(
+    type: K,
+    listener: ((this: RealtimeClient, event: RealtimeClientEventMap[K]) => unknown) | null,
+    options?: boolean | EventListenerOptions,
+  ): void;
+  override removeEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | EventListenerOptions): void;
+  override removeEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | EventListenerOptions): void {
+    super.removeEventListener(type, listener, options);
   }
 
   // ── internals ─────────────────────────────────────────────────────────────────────────────

@@ -1,3 +1,5 @@
+import { openWebSocket, WS_CLOSED, WS_CLOSING, WS_OPEN, type WebSocketConstructor } from './websocket-impl.ts';
+
 export interface SocketHandlers {
   open(): void;
   /** A parsed JSON frame (anything with a string `type`); malformed text is dropped. */
@@ -18,8 +20,8 @@ export class SignalingSocket {
   private isClosed = false;
 
   /** Throws (SyntaxError) for a malformed URL, as the WebSocket constructor does. */
-  constructor(url: string, private readonly handlers: SocketHandlers) {
-    this.ws = new WebSocket(url);
+  constructor(url: string, impl: WebSocketConstructor, private readonly handlers: SocketHandlers) {
+    this.ws = openWebSocket(url, impl);
     this.ws.binaryType = 'arraybuffer';
     let markClosed!: () => void;
     this.closedPromise = new Promise((resolve) => (markClosed = resolve));
@@ -52,7 +54,7 @@ export class SignalingSocket {
   }
 
   get open(): boolean {
-    return this.ws.readyState === WebSocket.OPEN;
+    return this.ws.readyState === WS_OPEN;
   }
 
   get closed(): boolean {
@@ -77,7 +79,7 @@ export class SignalingSocket {
   }
 
   close(code: number, reason: string): void {
-    if (this.ws.readyState === WebSocket.CLOSING || this.ws.readyState === WebSocket.CLOSED) return;
+    if (this.ws.readyState === WS_CLOSING || this.ws.readyState === WS_CLOSED) return;
     try {
       this.ws.close(code, reason.slice(0, 120));
     } catch {

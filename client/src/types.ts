@@ -2,9 +2,10 @@ import type { ServerFrame, ServerFrameOf, VoiceEntry } from '../../session/proto
 import type { Mode } from '../../session/protocol/start.ts';
 import type { ToolChoice } from '../../session/protocol/common.ts';
 import type { ResumeState } from './resume-state.ts';
+import type { WebSocketConstructor } from './websocket-impl.ts';
 
 /** Wire types come from the server's zod schemas, as types only: no zod in the bundle. */
-export type { ServerFrame, ServerFrameOf, Mode, ToolChoice, VoiceEntry, ResumeState };
+export type { ServerFrame, ServerFrameOf, Mode, ToolChoice, VoiceEntry, ResumeState, WebSocketConstructor };
 
 export type ReadyFrame = ServerFrameOf<'ready'>;
 
@@ -59,8 +60,16 @@ export interface RealtimeClientOptions {
   user?: string;
   /** IANA timezone name, sent as start.client.timezone; defaults to the browser's zone. */
   timezone?: string;
-  /** Caller-supplied playback; default: the library's Web Audio player. */
+  /**
+   * Caller-supplied playback; default: the library's Web Audio player. Where there is no Web Audio
+   * (Node), audio is only delivered as `audio` events and counts as heard at once.
+   */
   player?: AudioPlayer;
+  /**
+   * Library extension: the WebSocket class where there is no global one. In Node 20, the `ws`
+   * package's (`import WebSocket from 'ws'`); browsers and Node 22+ need nothing.
+   */
+  WebSocket?: WebSocketConstructor;
   /** Opaque state from exportResumeState(), imported before the first connection (default null). */
   resumeState?: ResumeState | null;
   /** Reconnect after abnormal transport loss and resume while the token is valid (default true). */
@@ -158,3 +167,11 @@ export interface LibraryEventDetails {
 
 /** The catch-all event name: every inbound JSON frame is dispatched under it too. */
 export const FRAME_EVENT = 'frame';
+
+/**
+ * Every event a RealtimeClient dispatches, by name: each server frame under its `type`, all of
+ * them under `frame`, and the library's own events; the payload is always `event.detail`.
+ */
+export type RealtimeClientEventMap = { [K in ServerFrame['type']]: CustomEvent<ServerFrameOf<K>> } & { [FRAME_EVENT]: CustomEvent<ServerFrame> } & {
+  [K in keyof LibraryEventDetails]: CustomEvent<LibraryEventDetails[K]>;
+};

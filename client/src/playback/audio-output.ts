@@ -11,6 +11,8 @@ export interface AudioOutputHost {
   echoGuard(): EchoGuard | undefined;
 }
 
+const EVENTS_ONLY: AudioPlayer = { enqueue: () => undefined, clear: () => ({ remainingMs: 0 }) };
+
 /**
  * Everything the client plays on the WebSocket transport: assistant audio through the caller's
  * player or the default Web Audio one, and the ambience bed (sharing the default player's
@@ -26,8 +28,9 @@ export class AudioOutput {
     private readonly options: { player?: AudioPlayer; ambience?: AmbienceOption },
     host: AudioOutputHost,
   ) {
-    this.defaultPlayer = options.player ? undefined : new WebAudioPlayer();
-    this.playback = new PlaybackController(options.player ?? this.defaultPlayer!, {
+    // Without Web Audio (Node) and without a caller player, audio is delivered as events only.
+    this.defaultPlayer = options.player || typeof AudioContext === 'undefined' ? undefined : new WebAudioPlayer();
+    this.playback = new PlaybackController(options.player ?? this.defaultPlayer ?? EVENTS_ONLY, {
       audio: (samples, sr) => host.audio(samples, sr),
       report: (frame) => host.send(frame),
       replyAudioStarted: () => this.ambience.onReplyAudio(),

@@ -1,5 +1,4 @@
 import { Command } from 'commander';
-import { serve } from '../serve.ts';
 import type { CliIo } from './cli-io.ts';
 
 /** `parley start`: the server, configured from the environment; flags override it. */
@@ -14,6 +13,8 @@ export function startCommand(io: CliIo): Command {
       if (options.port !== undefined) env.PORT = options.port;
       if (options.host !== undefined) env.HOST = options.host;
       if (options.dataDir !== undefined) env.DATA_DIR = options.dataDir;
+      // Loaded here, so the other commands start without loading the whole server.
+      const { serve } = await import('../serve.ts');
       await serve(env, io);
     });
 }

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KeyStore } from './keys/key-store.ts';
 import { expectAlive, expectFatal, longSay, sid, textStart, WAIT_MS } from './testing/conversation.ts';
 import { startTestServer } from './testing/test-server.ts';
@@ -16,7 +16,6 @@ import { startSession, WsTestClient } from './testing/ws-test-client.ts';
  */
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const TSX_CLI = join(ROOT, 'node_modules/tsx/dist/cli.mjs');
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -57,7 +56,8 @@ async function spawnServer(env: Record<string, string> = {}): Promise<Child> {
   store.close();
 
   const port = await freePort();
-  const child = spawn(process.execPath, [TSX_CLI, join(ROOT, 'signaling/main.ts')], {
+  // One process, as `npm run dev` runs it: the tsx command would put a relaying parent in between.
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'signaling/main.ts')], {
     cwd: ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -132,6 +132,24 @@ describe('SIGTERM drain (child process)', () => {
     ]);
     expect(exit).toEqual({ code: 0, signal: null });
     expect(server.stderr()).not.toMatch(/failed|error/i);
+  }, 60_000);
+
+  it('a second SIGTERM during the drain (a process-group signal plus one forwarded by npm) changes nothing', async () => {
+    const server = await spawnServer({ DRAIN_TIMEOUT_MS: '5000' });
+    const health = async (): Promise<number> => (await fetch(`http://127.0.0.1:${server.port}/healthz`)).status;
+    const { client } = await startSession(`ws://127.0.0.1:${server.port}/ws`, { ...textStart(sid(), { greeting: false }), api_key: server.key });
+    // A client that does not read: the drain waits for its close handshake, so it stays under way.
+    client.ws.pause();
+    server.process.kill('SIGTERM');
+    await vi.waitFor(async () => expect(await health()).toBe(503), { timeout: WAIT_MS });
+    server.process.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await health()).toBe(503);
+    client.ws.resume();
+    const closed = await client.waitClose(WAIT_MS);
+    expect(closed.code).toBe(1012);
+    expect(client.all('error').map((e) => e.code)).toEqual(['server_restarting']);
+    expect(await server.exited).toEqual({ code: 0, signal: null });
   }, 60_000);
 
   it('with no sessions, SIGTERM exits 0 and the port stops answering', async () => {

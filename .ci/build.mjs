@@ -13,15 +13,17 @@
  *   at the same relative paths as in the sources.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildClient } from '../client/build.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
-const ASSETS = ['session/providers/flite-process.mjs', 'client/demo/index.html'];
+/** Loaded at run time but not TypeScript: files, or folders whose files all go (screenshots excepted). */
+const ASSETS = ['session/providers/flite-process.mjs', 'client/demo'];
+const NOT_SHIPPED = /\.(png|jpe?g|webp)$/;
 const BIN = 'signaling/cli/parley.js';
 
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -32,8 +34,11 @@ for (const file of walk(DIST)) {
   else if (file.startsWith(join(DIST, 'client/src/')) && /\.js(\.map)?$/.test(file)) rmSync(file);
 }
 for (const asset of ASSETS) {
-  mkdirSync(dirname(join(DIST, asset)), { recursive: true });
-  copyFileSync(join(ROOT, asset), join(DIST, asset));
+  const files = statSync(join(ROOT, asset)).isDirectory() ? [...walk(join(ROOT, asset))].map((file) => relative(ROOT, file)) : [asset];
+  for (const file of files.filter((name) => !NOT_SHIPPED.test(name))) {
+    mkdirSync(dirname(join(DIST, file)), { recursive: true });
+    copyFileSync(join(ROOT, file), join(DIST, file));
+  }
 }
 await buildClient({ outfile: join(DIST, 'client.js') });
 chmodSync(join(DIST, BIN), 0o755);

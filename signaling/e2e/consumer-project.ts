@@ -119,14 +119,29 @@ await server.close();
 console.log(JSON.stringify({ modality: ready.modality, arithmetic, tool, seen }));
 `;
 
-/** The README's browser example, as a page script would be written. */
-export const BROWSER_SOURCE = `import { RealtimeClient } from 'parley-realtime/client';
+/**
+ * The README's code as a reader would paste it: the browser example (the page script, importing
+ * the package instead of the served /client.js), the package example, and the client README's
+ * Node example. Names a snippet leaves to the reader are declared.
+ */
+export function readmeExamples(): Record<string, string> {
+  const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+  const clientReadme = readFileSync(join(REPO, 'client/README.md'), 'utf8');
+  const page = between(readme, '<script type="module">', '</script>').replace("'/client.js'", "'parley-realtime/client'");
+  return {
+    'readme-browser.ts': `declare const scopedKey: string;\n${page}`,
+    'readme-package.ts': fenced(readme.slice(readme.indexOf('## As a package')), 'ts'),
+    'readme-node.ts': `declare const key: string;\n${fenced(clientReadme.slice(clientReadme.indexOf('## In Node')), 'ts')}`,
+  };
+}
 
-declare const scopedKey: string;
-const client = new RealtimeClient({ url: 'wss://example.org/ws', sessionId: 'call-42', apiKey: scopedKey, mode: { kind: 'service', modality: 'text' } });
-client.addEventListener('text_delta', (e) => console.log(e.detail.delta));
-client.addEventListener('frame', (e) => console.log(e.detail.type));
-client.addEventListener('reconnecting', (e) => console.log(e.detail.attempt));
-await client.connect();
-client.sendText('What is twelve times seven?');
-`;
+function between(text: string, open: string, close: string): string {
+  const start = text.indexOf(open);
+  const end = start < 0 ? -1 : text.indexOf(close, start + open.length);
+  if (end < 0) throw new Error(`no ${open}…${close} in the README`);
+  return text.slice(start + open.length, end);
+}
+
+function fenced(text: string, language: string): string {
+  return between(text, `\`\`\`${language}\n`, '```');
+}

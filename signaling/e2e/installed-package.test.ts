@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { sid, textStart, WAIT_MS } from '../testing/conversation.ts';
 import { spawnCaptured, type Spawned } from '../testing/spawned.ts';
 import { startSession, type WsTestClient } from '../testing/ws-test-client.ts';
-import { APP_SOURCE, BROWSER_SOURCE, compile, installTarball, packRepository, REPO, tarballFiles, writeTsconfigs, type PackageJson } from './consumer-project.ts';
+import { APP_SOURCE, compile, installTarball, packRepository, readmeExamples, REPO, tarballFiles, writeTsconfigs, type PackageJson } from './consumer-project.ts';
 
 /**
  * What a user gets: the package packed with `npm pack`, installed into a fresh project, an
@@ -28,9 +28,10 @@ beforeAll(() => {
   // The application's own: ws for the client in Node, Koa for the mounting example.
   manifest = installTarball(tarball, project, ['ws', '@types/ws', 'koa', '@types/koa']);
   writeFileSync(join(project, 'app.ts'), APP_SOURCE);
-  writeFileSync(join(project, 'browser.ts'), BROWSER_SOURCE);
+  const snippets = readmeExamples();
+  for (const [file, source] of Object.entries(snippets)) writeFileSync(join(project, file), source);
   for (const example of EXAMPLES) copyFileSync(join(REPO, 'examples', example), join(project, 'examples', example));
-  writeTsconfigs(project, ['app.ts', 'browser.ts', ...EXAMPLES.map((example) => `examples/${example}`)]);
+  writeTsconfigs(project, ['app.ts', ...Object.keys(snippets), ...EXAMPLES.map((example) => `examples/${example}`)]);
   diagnostics = { node16: compile(project, 'tsconfig.node16.json'), bundler: compile(project, 'tsconfig.bundler.json') };
 }, 300_000);
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -108,7 +109,7 @@ describe('the tarball', () => {
 });
 
 describe('an application using the installed package', () => {
-  it('compiles under strict TypeScript with node16 and with bundler resolution', () => {
+  it('compiles under strict TypeScript with node16 and with bundler resolution, and so do the READMEs\' examples', () => {
     expect(diagnostics.node16).toBe('');
     expect(diagnostics.bundler).toBe('');
   });

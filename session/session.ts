@@ -103,7 +103,6 @@ export class Session implements VoiceHost {
         ...(deps.transport.downlinkLeadMs === undefined ? {} : { leadMs: deps.transport.downlinkLeadMs }),
         discardAudio: () => deps.transport.discardAudio?.(),
         ...(deps.transport.sendAheadMs === undefined ? {} : { sendAheadMs: deps.transport.sendAheadMs }),
-        onError: (error) => deps.log.warn({ err: error.message }, 'speech synthesis failed'),
       });
       this.voice = new VoiceController(this, media.inputRate, deps.voice.createVad(), deps.voice.stt);
     }

@@ -39,6 +39,8 @@ function createSpeechToText(config: Config): SpeechToText {
       baseUrl: config.ASR_BASE_URL as string,
       apiKey: config.ASR_API_KEY,
       model: config.ASR_MODEL,
+      timeoutMs: config.ASR_TIMEOUT_MS,
+      connections: config.PROVIDER_CONNECTIONS,
     });
   }
   return new PocketsphinxSpeechToText(config.ASR_WARM_PROCESSES);
@@ -51,6 +53,9 @@ function createTextToSpeech(config: Config): TextToSpeech {
       apiKey: config.TTS_API_KEY,
       model: config.TTS_MODEL,
       voices: config.TTS_VOICES,
+      timeoutMs: config.TTS_TIMEOUT_MS,
+      idleTimeoutMs: config.TTS_IDLE_TIMEOUT_MS,
+      connections: config.PROVIDER_CONNECTIONS,
     });
   }
   return new FliteTextToSpeech(config.TTS_WORKERS);

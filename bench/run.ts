@@ -15,6 +15,7 @@ import type { Benchmark, Row } from './types.ts';
  */
 const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./text-latency.ts'),
+  () => import('./text-adapter.ts'),
   () => import('./voice.ts'),
   () => import('./webrtc.ts'),
   () => import('./resume.ts'),

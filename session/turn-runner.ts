@@ -41,6 +41,12 @@ export interface TurnOptions {
   beforeDone?(status: TurnStatus, delivered: string): void;
 }
 
+/**
+ * The reason a finished turn aborts its signal with: made once, since abort() without a reason
+ * builds a DOMException with a stack trace on every turn.
+ */
+const TURN_OVER = Object.freeze(new Error('the turn is over'));
+
 /** Planning rounds per reply; a model that keeps calling tools past this is cut off. */
 const MAX_TOOL_ROUNDS = 8;
 
@@ -128,7 +134,7 @@ export class TurnRunner {
 
   private stop(status: TurnStatus, frame: ServerFrame): void {
     if (this.finished) return;
-    this.abort.abort();
+    this.abort.abort(TURN_OVER);
     this.speech?.stop();
     this.ctx.send(frame);
     this.finish(status);
@@ -156,7 +162,7 @@ export class TurnRunner {
     if (this.finished) return;
     const what = code === 'model_error' ? 'the model' : 'speech synthesis';
     this.ctx.log.warn({ turn_id: this.turnId, err: error instanceof Error ? error.message : String(error) }, `${what} failed: the reply ends`);
-    this.abort.abort();
+    this.abort.abort(TURN_OVER);
     this.speech?.stop();
     this.ctx.send(errorFrame(code, clientDetail(error, `${what} failed`)));
     if (this.uttered && this.speech && this.speech.sentText !== this.text) {
@@ -261,7 +267,7 @@ export class TurnRunner {
   private finish(status: TurnStatus): void {
     if (this.finished) return;
     this.finished = true;
-    this.abort.abort();
+    this.abort.abort(TURN_OVER);
     const delivered = status === 'completed' ? this.text : this.deliveredText();
     if (!this.uttered && delivered.length > 0 && status !== 'canceled') {
       this.uttered = true;

@@ -76,7 +76,7 @@ export class OpenAiLanguageModel implements LanguageModel {
       // After [DONE] the rest of the body (the chunked terminator) is read in the background so
       // the connection goes back to the pool; otherwise (an abort, an error, a consumer that
       // stopped early) it is cut.
-      if (complete) void body.dump({ limit: 65_536 }).catch(() => {});
+      if (complete) this.upstream.release(body);
       else body.destroy();
     }
   }

@@ -43,12 +43,20 @@ export interface UpstreamRequest {
 /** Connection failures that leave the request unanswered, so it is safe to send it again. */
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 const RETRY_BACKOFF_MS = [25, 150];
+/**
+ * Abort reasons made once: an abort without a reason builds a DOMException with a stack trace
+ * (source-mapped under tsx), which profiling showed among the costliest steps of a turn.
+ */
+const CALLER_ABORTED = Object.freeze(new Error('the caller aborted the request'));
+const FIRST_BYTE_TIMEOUT = Object.freeze(new Error('no response headers in time'));
 const MAX_ERROR_BODY = 4096;
 
 export class Upstream<E extends ProviderError> {
   private readonly pool: Pool;
   private readonly basePath: string;
   private readonly origin: string;
+  /** Each streaming body's link to its caller's signal. */
+  private readonly links = new WeakMap<UpstreamBody, () => void>();
 
   constructor(
     readonly service: ServiceName,
@@ -89,12 +97,12 @@ export class Upstream<E extends ProviderError> {
   private async attempt(req: UpstreamRequest, deadline: number): Promise<Attempt> {
     // Our own controller: the caller's abort, the first-byte timer and undici's cleanup in one.
     const controller = new AbortController();
-    const onAbort = (): void => controller.abort();
+    const onAbort = (): void => controller.abort(CALLER_ABORTED);
     req.signal.addEventListener('abort', onAbort, { once: true });
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      controller.abort();
+      controller.abort(FIRST_BYTE_TIMEOUT);
     }, Math.max(0, deadline - performance.now()));
     let streaming = false;
     try {
@@ -107,9 +115,12 @@ export class Upstream<E extends ProviderError> {
         signal: controller.signal,
       });
       if (response.statusCode < 200 || response.statusCode >= 300) throw await this.httpFailure(response);
-      // From here the caller's abort ends the body (undici destroys it); the link lives as long as the body.
+      // From here the caller's abort ends the body (undici destroys it), until the body closes
+      // or the adapter releases it.
       streaming = true;
-      response.body.once('close', () => req.signal.removeEventListener('abort', onAbort));
+      const detach = (): void => req.signal.removeEventListener('abort', onAbort);
+      response.body.once('close', detach);
+      this.links.set(response.body, detach);
       return { kind: 'ok', body: response.body };
     } catch (error) {
       if (isProviderError(error)) throw error;
@@ -152,6 +163,16 @@ export class Upstream<E extends ProviderError> {
       logDetail: redact(providerText, [this.options.apiKey]),
     };
     return errorFromFailure(this.ErrorKind, failure);
+  }
+
+  /**
+   * The adapter has all it needs from `body`: a later abort of the caller's signal (the turn
+   * ending) must not cut the connection, and the rest (a chunked terminator) is read in the
+   * background so the connection goes back to the pool.
+   */
+  release(body: UpstreamBody): void {
+    this.links.get(body)?.();
+    void body.dump({ limit: 65_536 }).catch(() => {});
   }
 
   /** What a body read error means: the idle timeout, or a connection that broke. */

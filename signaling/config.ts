@@ -77,7 +77,7 @@ export const ConfigSchema = z.object({
   /** WebRTC VAD aggressiveness 0..3: higher calls more borderline audio non-speech. */
   VAD_AGGRESSIVENESS: z.coerce.number().int().min(0).max(3).default(3),
   TTS_WORKERS: z.coerce.number().int().min(1).max(16).default(1),
-  /** Recognisers kept loaded and waiting, so an utterance never waits for a model load. */
+  /** Recognisers (threads with a decoder loaded) always kept, so an utterance never waits for a model load. */
   ASR_WARM_PROCESSES: z.coerce.number().int().min(1).max(32).default(2),
 
   /** Default per-call timeout for client tools without their own timeout_ms. */

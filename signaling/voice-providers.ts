@@ -29,6 +29,8 @@ export async function createVoiceProviders(config: Config, log: Logger): Promise
   }
   const stt = createSpeechToText(config);
   const tts = createTextToSpeech(config);
+  // The first utterance must not wait for a model load: the server listens once recognisers are warm.
+  if (stt instanceof PocketsphinxSpeechToText) await stt.whenReady();
   log.info({ asr: stt.name, tts: tts.name }, 'voice providers');
   return { ok: true, tts, stt, createVad };
 }

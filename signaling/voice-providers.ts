@@ -60,5 +60,5 @@ function createTextToSpeech(config: Config): TextToSpeech {
       connections: config.PROVIDER_CONNECTIONS,
     });
   }
-  return new FliteTextToSpeech(config.TTS_WORKERS);
+  return new FliteTextToSpeech(config.TTS_WORKERS, config.TTS_TIMEOUT_MS);
 }

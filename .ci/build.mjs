@@ -13,7 +13,7 @@
  *   at the same relative paths as in the sources.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,9 +21,15 @@ import { buildClient } from '../client/build.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
-/** Loaded at run time but not TypeScript: files, or folders whose files all go (screenshots excepted). */
-const ASSETS = ['session/providers/flite-process.mjs', 'client/demo'];
-const NOT_SHIPPED = /\.(png|jpe?g|webp)$/;
+/**
+ * Loaded at run time but not TypeScript: every plain-JavaScript module of the server (helper
+ * processes, worker threads) and the demo page's folder. Screenshots, tests and the scripts that
+ * only serve a development checkout stay out.
+ */
+const ASSET_DIRS = ['signaling', 'session', 'media', 'client/demo'];
+const ASSET = /\.(mjs|html|js|css)$/;
+const NOT_SHIPPED = /\.test\.|\/testing\/|\/e2e\//;
+const DEVELOPMENT_ONLY = ['media/webrtc/media-worker-entry.mjs', 'media/webrtc/werift-patch.mjs'];
 const BIN = 'signaling/cli/parley.js';
 
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -33,9 +39,9 @@ for (const file of walk(DIST)) {
   if (file.endsWith('.d.ts')) rewriteSpecifiers(file);
   else if (file.startsWith(join(DIST, 'client/src/')) && /\.js(\.map)?$/.test(file)) rmSync(file);
 }
-for (const asset of ASSETS) {
-  const files = statSync(join(ROOT, asset)).isDirectory() ? [...walk(join(ROOT, asset))].map((file) => relative(ROOT, file)) : [asset];
-  for (const file of files.filter((name) => !NOT_SHIPPED.test(name))) {
+for (const dir of ASSET_DIRS) {
+  for (const file of [...walk(join(ROOT, dir))].map((path) => relative(ROOT, path))) {
+    if (!ASSET.test(file) || NOT_SHIPPED.test(file) || DEVELOPMENT_ONLY.includes(file)) continue;
     mkdirSync(dirname(join(DIST, file)), { recursive: true });
     copyFileSync(join(ROOT, file), join(DIST, file));
   }

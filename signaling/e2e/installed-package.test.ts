@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sid, textStart, WAIT_MS } from '../testing/conversation.ts';
 import { spawnCaptured, type Spawned } from '../testing/spawned.ts';
@@ -96,6 +96,23 @@ describe('the tarball', () => {
       'dist/session/protocol/index.d.ts', 'dist/signaling/cli/parley.js', 'dist/signaling/main.js', 'dist/media/webrtc/media-worker.js',
       'dist/session/providers/flite-process.mjs', 'dist/client/demo/index.html',
     ]) expect(files).toContain(needed);
+  });
+
+  it('has every file its code loads by path (helper processes, worker threads, the demo page)', () => {
+    const installed = join(project, 'node_modules/parley-realtime');
+    const files = tarballFiles(tarball).filter((file) => file.endsWith('.js') || file.endsWith('.mjs'));
+    const loaded: string[] = [];
+    for (const file of files) {
+      const text = readFileSync(join(installed, file), 'utf8');
+      for (const [, target] of text.matchAll(/new URL\(\s*["'](\.{1,2}\/[^"']+)["'],\s*import\.meta\.url\s*\)/g)) {
+        const path = join(dirname(file), target!);
+        // Loaded only by a server running from its sources (the on-the-fly client bundle, the tsx worker entry).
+        if (path.endsWith('.ts') || path.endsWith('media-worker-entry.mjs')) continue;
+        loaded.push(path);
+      }
+    }
+    expect(loaded).toEqual(expect.arrayContaining(['dist/session/providers/flite-process.mjs', 'dist/media/webrtc/media-worker.js', 'dist/client/demo/index.html']));
+    expect(loaded.filter((path) => !existsSync(join(installed, path)))).toEqual([]);
   });
 
   it('runs no install script and declares a bin and the three entry points', () => {

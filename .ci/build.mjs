@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The package build (npm run build; also run by `prepare`, `prestart` and `prepack`): dist/ holds
+ * The package build (npm run build; also run by `prepare` and `prestart`): dist/ holds
  * what the package ships and nothing else.
  *
  * - tsc compiles the shipped code (.ci/tsconfig.build.json) with declarations, in build mode:
@@ -17,7 +17,21 @@ import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, 
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildClient } from '../client/build.mjs';
+
+const require = createRequire(import.meta.url);
+let tsc;
+try {
+  tsc = require.resolve('typescript/bin/tsc');
+  require.resolve('esbuild');
+} catch {
+  // A clone installed without development dependencies (npm ci --omit=dev) cannot build.
+  const why = 'parley: dist/ cannot be built here: TypeScript and esbuild are development dependencies (npm ci without --omit=dev, npm run build, then npm prune --omit=dev)';
+  process.stderr.write(`${why}\n`);
+  // --if-possible (prepare, prestart): the install goes on, or the server starts from the dist/
+  // built before the development dependencies were pruned; `npm run build` fails.
+  process.exit(process.argv.includes('--if-possible') ? 0 : 1);
+}
+const { buildClient } = await import('../client/build.mjs');
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
@@ -32,7 +46,6 @@ const NOT_SHIPPED = /\.test\.|\/testing\/|\/e2e\//;
 const DEVELOPMENT_ONLY = ['media/webrtc/media-worker-entry.mjs', 'media/webrtc/werift-patch.mjs'];
 const BIN = 'signaling/cli/parley.js';
 
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 execFileSync(process.execPath, [tsc, '--build', join(ROOT, '.ci/tsconfig.build.json')], { stdio: 'inherit' });
 
 for (const file of walk(DIST)) {

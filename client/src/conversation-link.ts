@@ -27,7 +27,8 @@ export interface LinkHost {
 
 export interface LinkConfig {
   url: string;
-  webSocket: WebSocketConstructor;
+  /** The caller's class; otherwise the global one, looked up at each connection. */
+  webSocket: WebSocketConstructor | undefined;
   sessionId: () => string;
   transport: 'ws' | 'webrtc';
   autoReconnect: boolean;

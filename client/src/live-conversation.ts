@@ -38,6 +38,7 @@ export class LiveConversation {
     private readonly options: RealtimeClientOptions,
     private readonly emit: Emit,
   ) {
+    webSocketClass(options.WebSocket); // throws now, not at connect(), when there is none
     this.sessionIdFixed = options.sessionId !== undefined;
     this.sessionId = options.sessionId ?? generateSessionId();
     const ua = typeof navigator === 'undefined' ? '' : navigator.userAgent;
@@ -63,7 +64,7 @@ export class LiveConversation {
       echoGuard: () => this.mic.echoGuard,
     });
     this.link = new ConversationLink(
-      { url: options.url, webSocket: webSocketClass(options.WebSocket), sessionId: () => this.sessionId, transport, autoReconnect: options.autoReconnect ?? true, policy: reconnectPolicyFrom(options) },
+      { url: options.url, webSocket: options.WebSocket, sessionId: () => this.sessionId, transport, autoReconnect: options.autoReconnect ?? true, policy: reconnectPolicyFrom(options) },
       {
         startFrame: (resumeToken) => this.startFrame(resumeToken),
         frame: (frame) => this.onFrame(frame),

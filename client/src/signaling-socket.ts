@@ -1,4 +1,4 @@
-import { openWebSocket, WS_CLOSED, WS_CLOSING, WS_OPEN, type WebSocketConstructor } from './websocket-impl.ts';
+import { openWebSocket, webSocketClass, WS_CLOSED, WS_CLOSING, WS_OPEN, type WebSocketConstructor } from './websocket-impl.ts';
 
 export interface SocketHandlers {
   open(): void;
@@ -20,8 +20,8 @@ export class SignalingSocket {
   private isClosed = false;
 
   /** Throws (SyntaxError) for a malformed URL, as the WebSocket constructor does. */
-  constructor(url: string, impl: WebSocketConstructor, private readonly handlers: SocketHandlers) {
-    this.ws = openWebSocket(url, impl);
+  constructor(url: string, impl: WebSocketConstructor | undefined, private readonly handlers: SocketHandlers) {
+    this.ws = openWebSocket(url, webSocketClass(impl));
     this.ws.binaryType = 'arraybuffer';
     let markClosed!: () => void;
     this.closedPromise = new Promise((resolve) => (markClosed = resolve));

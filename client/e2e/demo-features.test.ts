@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 import type { Page } from 'puppeteer-core';
 import { describe, expect, it } from 'vitest';
 import { chromiumAvailable } from './browser.ts';
@@ -10,8 +9,6 @@ import { sendText, useDemoPage } from './demo-page.ts';
  * pattern, reconnect status, and voice with the talk button and interruption, in headless
  * Chromium with a fake microphone against the real server.
  */
-
-const SCREENSHOT = fileURLToPath(new URL('../demo/screenshot-voice.png', import.meta.url));
 
 describe.skipIf(!chromiumAvailable())('demo page in Chromium (tools, reload, reconnect, voice)', { timeout: 40_000 }, () => {
   const { openDemo } = useDemoPage({ LOCAL_LLM_WORD_DELAY_MS: '20' }, { media: true });
@@ -100,7 +97,6 @@ describe.skipIf(!chromiumAvailable())('demo page in Chromium (tools, reload, rec
     await p.waitForFunction(() => document.querySelector('#mic')?.textContent === 'on', { timeout: 5000 });
     await p.waitForFunction(() => document.querySelector('#agent-state')?.textContent === 'listening', { timeout: 5000 });
     expect(await p.$eval('#talk', (el) => el.getAttribute('aria-pressed'))).toBe('true');
-    if (process.env.PARLEY_SCREENSHOT === '1') await p.screenshot({ path: SCREENSHOT as `${string}.png`, fullPage: true });
     await p.click('#talk');
     expect(await p.$eval('#mic', (el) => el.textContent)).toBe('microphone off');
     // typed text in a voice session joins the conversation as user text

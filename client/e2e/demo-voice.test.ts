@@ -58,7 +58,6 @@ describe.skipIf(!chromiumAvailable())('demo page: voice panel in Chromium', { ti
     expect(devices[0]).toBe('system default');
     expect(devices.length).toBeGreaterThan(1);
 
-    if (process.env.PARLEY_SCREENSHOT === '1') await p.screenshot({ path: SCREENSHOT as `${string}.png`, fullPage: true });
     // The fake microphone beeps every second, which would cut in on replies: off for the question.
     await p.click('#talk');
     await waitText(p, '#mic', 'microphone off');
@@ -76,6 +75,12 @@ describe.skipIf(!chromiumAvailable())('demo page: voice panel in Chromium', { ti
     const latencies = await p.$$eval('.msg.assistant .latency', (els) => els.map((el) => el.textContent));
     expect(latencies).toHaveLength(1);
     expect(latencies[0]).toMatch(/^\d+ ms to first word$/);
+
+    if (process.env.PARLEY_SCREENSHOT === '1') {
+      await p.click('#talk');
+      await p.waitForFunction(() => parseFloat((document.querySelector('#level') as HTMLElement).style.width) > 20, { timeout: 5000 });
+      await p.screenshot({ path: SCREENSHOT as `${string}.png`, fullPage: true });
+    }
   });
 
   it('a tool line stays below its reply after a reload', async () => {

@@ -1,14 +1,14 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request, type RequestOptions } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { concat, loadFixture, roomTone, streamRealtime } from '../media/testing/audio-stream.ts';
 import { say, sid } from '../signaling/testing/conversation.ts';
-import { freePort, nginxAvailable, startNginx, type TestNginx } from '../signaling/testing/nginx-server.ts';
+import { nginxAvailable, startNginx, type TestNginx } from '../signaling/testing/nginx-server.ts';
+import { freePort, REPO_ROOT as ROOT, spawnServerProcess, type ServerProcess } from '../signaling/testing/server-process.ts';
 import { startSession, type WsTestClient } from '../signaling/testing/ws-test-client.ts';
 
 /**
@@ -19,7 +19,6 @@ import { startSession, type WsTestClient } from '../signaling/testing/ws-test-cl
  * the shipped file exactly once, so the files cannot drift from what is tested.
  */
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SITE = readFileSync(join(ROOT, 'deploy/nginx/parley.conf'), 'utf8');
 const UNIT_PATH = join(ROOT, 'deploy/systemd/parley.service');
 const UNIT = readFileSync(UNIT_PATH, 'utf8');
@@ -95,30 +94,12 @@ function httpsCall(port: number, ca: string, path: string, options: RequestOptio
   });
 }
 
-function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} in ${timeoutMs} ms: ${seen}`)), timeoutMs);
-    const onData = (chunk: Buffer): void => {
-      seen += chunk.toString('utf8');
-      const line = seen.split('\n').find((l) => pattern.test(l));
-      if (line === undefined) return;
-      clearTimeout(timer);
-      child.stdout?.off('data', onData);
-      resolve(line);
-    };
-    child.stdout?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`server exited (${code}) before ${pattern}: ${seen}`)));
-  });
-}
-
 describe.skipIf(!nginxAvailable())('deploy/: nginx site and systemd unit', { timeout: 60_000 }, () => {
   const work = mkdtempSync(join(tmpdir(), 'parley-deploy-'));
   const dataDir = join(work, 'state');
   const envFile = join(work, 'parley.env');
   let nginx: TestNginx;
-  let server: ChildProcess;
-  let serverExit: Promise<number | null>;
+  let server: ServerProcess;
   let ports: { http: number; https: number; upstream: number };
   let cert: string;
   let site: string;
@@ -137,11 +118,7 @@ describe.skipIf(!nginxAvailable())('deploy/: nginx site and systemd unit', { tim
     expect(key).toMatch(/^ck_/);
 
     expect(entry('WorkingDirectory')).toBe('/opt/parley');
-    const [command, ...args] = entry('ExecStart').split(/\s+/);
-    // Its own process group, so a failed run can take every process it started down with it.
-    server = spawn(command!, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    serverExit = new Promise((resolve) => server.once('exit', (code) => resolve(code)));
-    await waitForLine(server, /^parley: listening on /, 30_000);
+    server = await spawnServerProcess(entry('ExecStart').split(/\s+/), { cwd: ROOT, env });
 
     // The certificate lives in nginx's own directory, which nginx (as nobody under root) can read.
     nginx = await startNginx((dir) => {
@@ -153,13 +130,7 @@ describe.skipIf(!nginxAvailable())('deploy/: nginx site and systemd unit', { tim
   });
 
   afterAll(async () => {
-    if (server?.pid !== undefined) {
-      try {
-        process.kill(-server.pid, 'SIGKILL');
-      } catch {
-        // the group is already gone
-      }
-    }
+    await server?.stop();
     await nginx?.stop();
     rmSync(work, { recursive: true, force: true });
   });
@@ -225,14 +196,14 @@ describe.skipIf(!nginxAvailable())('deploy/: nginx site and systemd unit', { tim
     expect(entry('KillSignal')).toBe('SIGTERM');
     const stopBoundMs = Number(entry('TimeoutStopSec')) * 1000;
     const stopped = Date.now();
-    server.kill('SIGTERM');
+    server.child.kill('SIGTERM');
     for (const client of [text.client, voice.client] as WsTestClient[]) {
       const error = await client.waitFor('error', (f) => f.code === 'server_restarting', 10_000);
       expect(error.retryable).toBe(true);
       expect((await client.waitClose(10_000)).code).toBe(1012);
       client.assertProtocol();
     }
-    expect(await serverExit).toBe(0);
+    expect(await server.exited).toBe(0);
     expect(Date.now() - stopped).toBeLessThan(stopBoundMs);
   });
 });

@@ -104,8 +104,9 @@ async function start(saved) {
     setConnected(true);
     page.$('modality').value = modality;
     page.$('transport').value = transport;
-    const how = ready.modality === 'text' ? 'text' : `voice ${ready.name} · ${client.transport === 'webrtc' ? 'WebRTC' : 'WebSocket'}`;
-    page.status(`connected · ${resumed ? 'resumed · ' : ''}${how}`, 'ok');
+    const how = (name) => (ready.modality === 'text' ? 'text' : `voice ${name} · ${client.transport === 'webrtc' ? 'WebRTC' : 'WebSocket'}`);
+    page.status(`connected · ${resumed ? 'resumed · ' : ''}${how(ready.name)}`, 'ok');
+    client.addEventListener('voice', (e) => page.status(`connected · ${how(e.detail.name)}`, 'ok'));
     page.emit('connected', { ready, resumed });
     page.$('text').focus();
   } catch (error) {

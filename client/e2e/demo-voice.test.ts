@@ -48,6 +48,7 @@ describe.skipIf(!chromiumAvailable())('demo page: voice panel in Chromium', { ti
     const confirmed = p.evaluate(() => new Promise((resolve) => (window as W).parleyClient.addEventListener('voice', (e: W) => resolve(e.detail), { once: true })));
     await p.select('#voice', 'rms');
     expect(await confirmed).toMatchObject({ voice: 'rms' });
+    await waitText(p, '#status', 'voice Rms');
 
     // Talk: the fake microphone (a beep) moves the meter; the device list comes from the browser.
     await p.click('#talk');
@@ -83,12 +84,25 @@ describe.skipIf(!chromiumAvailable())('demo page: voice panel in Chromium', { ti
     }
   });
 
+  it('a Safari browser gets its voice call over the WebSocket', async () => {
+    const p = await openDemo();
+    await p.setUserAgent('Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15');
+    await p.reload({ waitUntil: 'load' });
+    await p.select('#modality', 'voice');
+    expect(await p.$eval('#transport', (el) => (el as HTMLSelectElement).value)).toBe('webrtc');
+    await p.click('#connect');
+    await waitText(p, '#status', 'connected · voice');
+    expect(await text(p, '#status')).toContain('WebSocket');
+    expect(await p.evaluate(() => (window as W).parleyClient.transport)).toBe('ws');
+  });
+
   it('a tool line stays below its reply after a reload', async () => {
     const p = await openDemo();
     await p.click('#connect');
     await waitText(p, '#status', 'connected');
     await sendText(p, 'please get time');
     await p.waitForFunction(() => [...document.querySelectorAll('.msg.assistant')].some((el) => el.textContent?.includes('get_time succeeded')), { timeout: 10_000 });
+    await p.waitForFunction(() => (window as W).parleyClient.responding === false, { timeout: 10_000 }); // the reply is whole
     const log = () => p.$$eval('#log .msg', (els) => els.map((el) => `${el.className.replace('msg ', '')}: ${el.firstChild?.textContent ?? ''}`));
     const before = await log();
     expect(before.map((line) => line.split(':')[0])).toEqual(['assistant', 'user', 'assistant', 'tool']);

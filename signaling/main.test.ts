@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,17 +8,23 @@ import { spawnServerProcess } from './testing/server-process.ts';
 import { startSession } from './testing/ws-test-client.ts';
 
 /**
- * `npm start` on a machine without Debian's pocketsphinx (PATH without it): the server starts,
- * says in one line why voice is off and what to install, /healthz tells the demo page, and text
- * works.
+ * `npm start` on a machine without Debian's pocketsphinx model: the server starts, says in one
+ * line why voice is off and what to install, /healthz tells the demo page, and text works. The
+ * model folder is hidden by an empty directory mounted over it in a mount namespace of the
+ * server's own (root only; the machine itself is untouched).
  */
-describe('npm start without the offline recogniser', () => {
+const canHide = process.getuid?.() === 0 && spawnSync('unshare', ['-m', 'true']).status === 0;
+if (!canHide) console.warn('!! signaling/main.test.ts SKIPPED: hiding the pocketsphinx model needs root and unshare(1)');
+
+describe.skipIf(!canHide)('npm start without the offline recogniser', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-main-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('prints one line naming the packages, reports voice off at /healthz, and holds a text turn', async () => {
-    const server = await spawnServerProcess([process.execPath, '--import', 'tsx', 'signaling/main.ts'], {
-      env: { PATH: '/nonexistent', HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+    const empty = mkdtempSync(join(tmpdir(), 'parley-no-model-'));
+    const hidden = ['unshare', '-m', 'sh', '-c', 'mount --bind "$0" /usr/share/pocketsphinx && exec "$@"', empty];
+    const server = await spawnServerProcess([...hidden, process.execPath, '--import', 'tsx', 'signaling/main.ts'], {
+      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
     });
     try {
       await eventually(() => server.stdout().includes('voice is off'), 5000, 'the voice line');

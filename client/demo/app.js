@@ -1,7 +1,7 @@
 import { RealtimeClient } from '/client.js';
-import { sampleTool, transcript } from '/demo/transcript.js';
-import { agentState, devicePicker, micMeter, micStatus, silentMic, voiceAvailability, voicePicker } from '/demo/voice-panel.js';
-import { turnLatency } from '/demo/latency.js';
+import { sampleTool, transcript } from './transcript.js';
+import { agentState, devicePicker, micMeter, micStatus, silentMic, voiceAvailability, voicePicker } from './voice-panel.js';
+import { turnLatency } from './latency.js';
 
 /**
  * The demo page. Everything it shows is a feature: one function that takes the page and

@@ -31,7 +31,7 @@ export function agentState(page) {
   page.on('turn', () => state !== 'speaking' && set('thinking'));
   page.on('text_delta', () => state === 'thinking' && set('speaking'));
   page.on('audio', () => state === 'thinking' && set('speaking'));
-  page.on('working', (d) => set(d.active ? 'working' : 'speaking'));
+  page.on('working', (d) => (d.active ? set('working') : state === 'working' && set('speaking')));
   page.on('done', rest);
   set('idle');
 }

@@ -144,6 +144,14 @@ describe.skipIf(!nginxAvailable())('deploy/: nginx site and systemd unit', { tim
     expect(verify.stderr).toBe('');
   });
 
+  it('ExecStart needs nothing that `npm ci --omit=dev` leaves out', () => {
+    // A loader named with --import must be a production dependency, or the service cannot start.
+    const dependencies = Object.keys((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: object }).dependencies);
+    const argv = entry('ExecStart').split(/\s+/);
+    for (const [i, arg] of argv.entries()) if (arg === '--import') expect(dependencies, `--import ${argv[i + 1]}`).toContain(argv[i + 1]);
+    expect(UNIT).toContain('npm ci --omit=dev');
+  });
+
   it('plain HTTP is redirected to HTTPS', async () => {
     const res = await new Promise<{ status: number; location: string | undefined }>((resolve, reject) => {
       httpRequest({ host: '127.0.0.1', port: ports.http, path: '/healthz', headers: { Host: 'parley.example.org' } }, (r) => {

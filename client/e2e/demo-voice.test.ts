@@ -16,6 +16,7 @@ const SCREENSHOT = fileURLToPath(new URL('../demo/screenshot-voice.png', import.
 const ZEROS = fileURLToPath(new URL('../../fixtures/audio/zeros.wav', import.meta.url));
 
 const text = (p: Page, selector: string) => p.$eval(selector, (el) => el.textContent ?? '');
+const visible = (p: Page, selector: string) => p.$eval(selector, (el) => (el as HTMLElement).offsetParent !== null);
 const waitText = (p: Page, selector: string, wanted: string, timeout = 10_000) =>
   p.waitForFunction((s, t) => document.querySelector(s)?.textContent?.includes(t) === true, { timeout }, selector, wanted);
 /** Every text #agent-state shows from now on, in order. */
@@ -38,6 +39,7 @@ describe.skipIf(!chromiumAvailable())('demo page: voice panel in Chromium', { ti
     await waitText(p, '#status', 'connected · voice');
     expect(await text(p, '#status')).toContain('WebRTC');
     expect(await p.evaluate(() => (window as W).parleyClient.transport)).toBe('webrtc');
+    expect(await visible(p, '#voice-panel')).toBe(true);
 
     // The voice picker offers ready.voices with the session's voice selected; a change is confirmed.
     const ready = await p.evaluate(() => (window as W).parleyClient.ready);
@@ -100,6 +102,8 @@ describe.skipIf(!chromiumAvailable())('demo page: voice panel in Chromium', { ti
     const p = await openDemo();
     await p.click('#connect');
     await waitText(p, '#status', 'connected');
+    expect(await visible(p, '#voice-panel')).toBe(false); // a text session has no voice panel
+    expect(await visible(p, '#transport')).toBe(false);
     await sendText(p, 'please get time');
     await p.waitForFunction(() => [...document.querySelectorAll('.msg.assistant')].some((el) => el.textContent?.includes('get_time succeeded')), { timeout: 10_000 });
     await p.waitForFunction(() => (window as W).parleyClient.responding === false, { timeout: 10_000 }); // the reply is whole

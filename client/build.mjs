@@ -10,8 +10,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ENTRY = fileURLToPath(new URL('./src/index.ts', import.meta.url));
 const DEFAULT_OUT = fileURLToPath(new URL('../dist/client.js', import.meta.url));
 
-export async function buildClient({ outfile = DEFAULT_OUT, minify = false } = {}) {
+/** `write: false` leaves writing to the caller: the result's outputFiles hold the bundle and its map. */
+export async function buildClient({ outfile = DEFAULT_OUT, minify = false, write = true } = {}) {
   const result = await build({
+    write,
     entryPoints: [ENTRY],
     outfile,
     bundle: true,
@@ -24,7 +26,7 @@ export async function buildClient({ outfile = DEFAULT_OUT, minify = false } = {}
     metafile: true,
     logLevel: 'warning',
   });
-  return { outfile, inputs: Object.keys(result.metafile.inputs) };
+  return { outfile, inputs: Object.keys(result.metafile.inputs), outputFiles: result.outputFiles ?? [] };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

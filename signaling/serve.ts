@@ -15,6 +15,10 @@ export async function serve(env: CliIo['env'], out: Pick<CliIo, 'stdout'>): Prom
   const config = loadConfig(env);
   const server = await startServer(config);
   out.stdout(`parley: listening on ${server.url} (demo at ${server.url}/, WebSocket at ${server.url.replace(/^http/, 'ws')}/ws)\n`);
+  // No recogniser with an English model installs through npm alone (README: "Voice with no
+  // system packages"), so a fresh machine says once, plainly, what voice needs.
+  const voice = server.context.voice;
+  if (!voice.ok) out.stdout(`parley: voice is off, text works: ${voice.reason}\n`);
   let draining = false;
   const shutdown = (signal: NodeJS.Signals): void => {
     server.context.log.info({ signal, draining }, 'shutdown requested');

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sid, textStart, WAIT_MS } from '../testing/conversation.ts';
-import { spawnCaptured, type Spawned } from '../testing/spawned.ts';
+import { spawnServerProcess, type ServerProcess } from '../testing/server-process.ts';
 import { startSession, type WsTestClient } from '../testing/ws-test-client.ts';
 import { APP_SOURCE, compile, installTarball, packRepository, readmeExamples, REPO, tarballFiles, writeTsconfigs, type PackageJson } from './consumer-project.ts';
 
@@ -36,17 +36,23 @@ beforeAll(() => {
 }, 300_000);
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-const running: Spawned[] = [];
+const running: ServerProcess[] = [];
 const clients: WsTestClient[] = [];
-afterEach(() => {
+afterEach(async () => {
   for (const client of clients.splice(0)) client.ws.terminate();
-  for (const child of running.splice(0)) child.kill();
+  for (const server of running.splice(0)) await server.stop(2000);
 });
 
-function start(command: string, args: string[], env: Record<string, string>, cwd = project): Spawned {
-  const child = spawnCaptured(command, args, { cwd, env: { ...process.env, LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: '0', ...env } });
-  running.push(child);
-  return child;
+/** Started as a user or a supervisor starts it; resolves once it printed its URL (`listening`). */
+async function start(argv: string[], env: Record<string, string>, options: { cwd?: string; listening?: RegExp } = {}): Promise<ServerProcess> {
+  const server = await spawnServerProcess(argv, {
+    cwd: options.cwd ?? project,
+    env: { ...process.env, LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: '0', ...env },
+    timeoutMs: 60_000,
+    ...(options.listening ? { listening: options.listening } : {}),
+  });
+  running.push(server);
+  return server;
 }
 
 function dataDir(): string {
@@ -75,15 +81,17 @@ async function replyTo(client: WsTestClient, text: string): Promise<string> {
 }
 
 /** A live session is told server_restarting and closed 1012; the process exits 0; its port stops answering. */
-async function expectDrained(child: Spawned, url: string, client: WsTestClient): Promise<void> {
+async function expectDrained(server: ServerProcess, client: WsTestClient): Promise<void> {
   const closed = await client.waitClose(WAIT_MS);
   expect(closed.code).toBe(1012);
   expect(client.all('error').map((e) => [e.code, e.retryable])).toEqual([['server_restarting', true]]);
-  expect(await child.exited).toEqual({ code: 0, signal: null });
-  await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  expect(await server.exited).toBe(0);
+  await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
   // Nothing of the group outlives it for long (speech helpers follow their parent): no orphan serving.
-  await vi.waitFor(() => expect(() => process.kill(-child.pid, 0)).toThrow(/ESRCH/), { timeout: 5000 });
+  await vi.waitFor(() => expect(() => process.kill(-pidOf(server), 0)).toThrow(/ESRCH/), { timeout: 5000 });
 }
+
+const pidOf = (server: ServerProcess): number => server.child.pid ?? 0;
 
 describe('the tarball', () => {
   it('holds what users run and nothing else', () => {
@@ -150,14 +158,13 @@ describe('the examples, run from the installed package', () => {
   ])('%s holds a turn and stops on SIGTERM', async (name, question, answer) => {
     const dir = dataDir();
     const key = createKey(dir);
-    const example = start(process.execPath, [`build/examples/${name}.js`], { DATA_DIR: dir });
-    const [, url] = await example.line(/listening on (http:\/\/\S+)/);
-    if (name === 'mount-koa') expect(await (await fetch(`${url}/hello`)).json()).toEqual({ hello: 'from your own app' });
-    const client = await session(url!, key);
+    const example = await start([process.execPath, `build/examples/${name}.js`], { DATA_DIR: dir }, { listening: /listening on (http:\/\/\S+)/ });
+    if (name === 'mount-koa') expect(await (await fetch(`${example.url}/hello`)).json()).toEqual({ hello: 'from your own app' });
+    const client = await session(example.url, key);
     expect(await replyTo(client, question)).toMatch(answer);
-    process.kill(example.pid, 'SIGTERM');
+    process.kill(pidOf(example), 'SIGTERM');
     expect((await client.waitClose(WAIT_MS)).code).toBe(1012);
-    expect(await example.exited).toEqual({ code: 0, signal: null });
+    expect(await example.exited).toBe(0);
   });
 });
 
@@ -177,14 +184,13 @@ describe('the parley command from the installed package', () => {
   it('parley start serves the prebuilt client and the demo page, holds a turn, and drains on SIGTERM', async () => {
     const dir = dataDir();
     const key = createKey(dir);
-    const server = start(join(project, 'node_modules/.bin/parley'), ['start', '--data-dir', dir], { LOCAL_LLM_WORD_DELAY_MS: '0' });
-    const [, url] = await server.line(/listening on (http:\/\/[\d.:]+)/);
-    expect(await (await fetch(`${url}/client.js`)).text()).toMatch(/RealtimeClient = class extends EventTarget/);
-    expect(await (await fetch(`${url}/`)).text()).toMatch(/<html/i);
-    const client = await session(url!, key);
+    const server = await start([join(project, 'node_modules/.bin/parley'), 'start', '--data-dir', dir], { LOCAL_LLM_WORD_DELAY_MS: '0' });
+    expect(await (await fetch(`${server.url}/client.js`)).text()).toMatch(/RealtimeClient = class extends EventTarget/);
+    expect(await (await fetch(`${server.url}/`)).text()).toMatch(/<html/i);
+    const client = await session(server.url, key);
     expect(await replyTo(client, 'What is twelve times seven?')).toMatch(/84/);
-    process.kill(server.pid, 'SIGTERM');
-    await expectDrained(server, url!, client);
+    process.kill(pidOf(server), 'SIGTERM');
+    await expectDrained(server, client);
   });
 });
 
@@ -197,13 +203,12 @@ describe('npm start in a clone, stopped as a supervisor stops it', () => {
     const keys = execFileSync('npm', ['run', '--silent', 'keys', '--', 'create', '--account', 'acme'], { cwd: REPO, encoding: 'utf8', env: { ...process.env, DATA_DIR: dir } });
     const key = keys.trimEnd().split('\n').at(-1) ?? '';
     expect(key).toMatch(/^ck_/);
-    const npm = start('npm', ['start'], { DATA_DIR: dir, LOCAL_LLM_WORD_DELAY_MS: '50' }, REPO);
-    const [, url] = await npm.line(/listening on (http:\/\/[\d.:]+)/);
-    const client = await session(url!, key);
+    const npm = await start(['npm', 'start'], { DATA_DIR: dir, LOCAL_LLM_WORD_DELAY_MS: '50' }, { cwd: REPO });
+    const client = await session(npm.url, key);
     // Mid-reply when the signal lands.
     client.send({ type: 'input_text', text: `say ${'word '.repeat(60)}` });
     await client.waitFor('text_delta', () => true, WAIT_MS);
-    signal(npm.pid);
-    await expectDrained(npm, url!, client);
+    signal(pidOf(npm));
+    await expectDrained(npm, client);
   });
 });

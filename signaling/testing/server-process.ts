@@ -19,7 +19,13 @@ export interface ServerProcess {
   stop(graceMs?: number): Promise<number | null>;
 }
 
-export async function spawnServerProcess(argv: string[], options: { cwd?: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<ServerProcess> {
+/** `parley: listening on <url> `, what `parley start` and `npm start` print; programs of their own print other lines. */
+const LISTENING = /^parley: listening on (\S+) /m;
+
+export async function spawnServerProcess(
+  argv: string[],
+  options: { cwd?: string; env: NodeJS.ProcessEnv; timeoutMs?: number; listening?: RegExp },
+): Promise<ServerProcess> {
   const [command, ...args] = argv;
   // Its own process group, so a failed test takes every process it started down with it.
   const child = spawn(command!, args, { cwd: options.cwd ?? REPO_ROOT, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -40,7 +46,7 @@ export async function spawnServerProcess(argv: string[], options: { cwd?: string
 
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   let url: string | undefined;
-  while (!(url = /^parley: listening on (\S+) /m.exec(stdout)?.[1])) {
+  while (!(url = (options.listening ?? LISTENING).exec(stdout)?.[1])) {
     if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}) before listening: ${stdout}${stderr}`);
     if (Date.now() > deadline) {
       killGroup();

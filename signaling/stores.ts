@@ -11,13 +11,18 @@ export interface ServerStores {
   oneShots: OneShotStore;
 }
 
+/** The persistent keys as configured: the server and `parley keys` open the same store. */
+export function openKeyStore(config: Config): KeyStore {
+  return KeyStore.open(config.DATA_DIR);
+}
+
 /**
  * The one place stores are chosen: a store given by the caller (createServer's `store`, a test)
  * is used as it is, every other one is built from configuration.
  */
 export function openStores(config: Config, given: Partial<ServerStores> = {}): ServerStores {
   return {
-    keys: given.keys ?? KeyStore.open(config.DATA_DIR),
+    keys: given.keys ?? openKeyStore(config),
     stash: given.stash ?? new MemoryResumeStash(),
     oneShots: given.oneShots ?? new OneShotStore(config.DATA_DIR),
   };

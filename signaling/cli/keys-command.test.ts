@@ -104,9 +104,9 @@ describe('parley keys', () => {
     expect(bad.stderr).toMatch(/^parley: invalid account name/);
   });
 
-  it('start refuses a bad setting with exit 2, naming the variable, before listening', async () => {
+  it.each([['start'], ['keys', 'list']])('%s reads the server\'s configuration: a bad setting is exit 2, naming the variable', async (...argv) => {
     let stderr = '';
-    const code = await runCli(['start'], { env: { PORT: 'eighty', DATA_DIR: dir }, stdout: () => undefined, stderr: (s) => (stderr += s) });
+    const code = await runCli(argv, { env: { PORT: 'eighty', DATA_DIR: dir }, stdout: () => undefined, stderr: (s) => (stderr += s) });
     expect(code).toBe(2);
     expect(stderr).toMatch(/^parley: invalid configuration:\n {2}PORT: /);
   });

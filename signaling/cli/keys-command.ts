@@ -1,6 +1,7 @@
 import { Command } from 'commander';
-import { KeyStore } from '../keys/key-store.ts';
-import { InvalidAccountError } from '../keys/key-store.ts';
+import { loadConfig } from '../config.ts';
+import { InvalidAccountError, type KeyStore } from '../keys/key-store.ts';
+import { openKeyStore } from '../stores.ts';
 import { UsageError, type CliIo } from './cli-io.ts';
 
 /** `parley keys create|list|revoke`: persistent keys in DATA_DIR's key database. */
@@ -8,8 +9,10 @@ export function keysCommand(io: CliIo): Command {
   const keys = new Command('keys')
     .description('create, list and revoke persistent keys (ck_…)')
     .option('--data-dir <dir>', 'where keys.sqlite3 lives (default: DATA_DIR, else ./data)');
+  // The server's configuration, so the command opens the store the server opens.
   const withStore = <T>(run: (store: KeyStore) => T): T => {
-    const store = KeyStore.open(keys.opts<{ dataDir?: string }>().dataDir || io.env.DATA_DIR || './data');
+    const dataDir = keys.opts<{ dataDir?: string }>().dataDir;
+    const store = openKeyStore(loadConfig(dataDir ? { ...io.env, DATA_DIR: dataDir } : io.env));
     try {
       return run(store);
     } catch (error) {

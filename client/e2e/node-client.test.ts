@@ -3,7 +3,8 @@ import WebSocket from 'ws';
 import { RealtimeClient, RealtimeError, sendFeedback, type RealtimeClientEventMap, type ServerFrameOf } from '../src/index.ts';
 import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
 import { loadFixture, roomTone, concat } from '../../media/testing/audio-stream.ts';
-import { startFakeOpenAiSpeechServer, TONE_MS_PER_CHAR, type FakeOpenAiSpeechServer } from '../../session/testing/fake-openai-speech-server.ts';
+import { TONE_MS_PER_CHAR } from '../../session/testing/fake-openai-speech-server.ts';
+import { useRemoteSpeechServer } from '../../signaling/testing/remote-speech.ts';
 
 /**
  * The same RealtimeClient in Node (Node 20 has no global WebSocket: the ws package's class is
@@ -115,27 +116,11 @@ describe('RealtimeClient in Node, text', () => {
 });
 
 describe('RealtimeClient in Node, voice', () => {
-  let fake: FakeOpenAiSpeechServer;
-  let t: TestServer;
-  beforeAll(async () => {
-    fake = await startFakeOpenAiSpeechServer();
-    t = await startTestServer({
-      ASR_PROVIDER: 'openai',
-      ASR_BASE_URL: fake.url,
-      TTS_PROVIDER: 'openai',
-      TTS_BASE_URL: fake.url,
-      TTS_VOICES: 'alloy',
-      LOCAL_LLM_WORD_DELAY_MS: '0',
-    });
-  });
-  afterAll(async () => {
-    await t?.stop();
-    await fake?.close();
-  });
+  const rig = useRemoteSpeechServer({ TTS_VOICES: 'alloy', LOCAL_LLM_WORD_DELAY_MS: '0' });
 
   it('microphone frames pushed from Node make a turn; the reply arrives as audio events', async () => {
-    fake.scriptTranscription(() => 'what is twelve times seven');
-    const client = track(new RealtimeClient({ url: t.wsUrl, apiKey: t.key, WebSocket, mode: { modality: 'voice', greeting: false } }));
+    rig.fake.scriptTranscription(() => 'what is twelve times seven');
+    const client = track(new RealtimeClient({ url: rig.t.wsUrl, apiKey: rig.t.key, WebSocket, mode: { modality: 'voice', greeting: false } }));
     await client.connect();
     let audioMs = 0;
     client.addEventListener('audio', (e) => void (audioMs += (e.detail.samples.length / e.detail.sr) * 1000));
@@ -153,7 +138,7 @@ describe('RealtimeClient in Node, voice', () => {
     expect(done.done.status).toBe('completed');
     expect(done.text).toContain('84');
     // The reply's audio came through whole: as long as the fake voice's tone for the text spoken.
-    const spokenMs = fake.speeches.reduce((ms, s) => ms + s.input.length * TONE_MS_PER_CHAR, 0);
+    const spokenMs = rig.fake.speeches.reduce((ms, s) => ms + s.input.length * TONE_MS_PER_CHAR, 0);
     await expect.poll(() => audioMs, { timeout: 10_000 }).toBeGreaterThanOrEqual(spokenMs - 40);
     expect(audioMs).toBeLessThanOrEqual(spokenMs + 40);
   }, 30_000);

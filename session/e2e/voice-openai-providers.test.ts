@@ -1,35 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../signaling/config.ts';
-import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
 import { startSession } from '../../signaling/testing/ws-test-client.ts';
 import { concat, loadFixture, roomTone, streamRealtime } from '../../media/testing/audio-stream.ts';
-import { startFakeOpenAiSpeechServer, TONE_MS_PER_CHAR, type FakeOpenAiSpeechServer } from '../testing/fake-openai-speech-server.ts';
+import { TONE_MS_PER_CHAR } from '../testing/fake-openai-speech-server.ts';
+import { useRemoteSpeechServer } from '../../signaling/testing/remote-speech.ts';
 
-let fake: FakeOpenAiSpeechServer;
-let t: TestServer;
-beforeAll(async () => {
-  fake = await startFakeOpenAiSpeechServer();
-  t = await startTestServer({
-    ASR_PROVIDER: 'openai',
-    ASR_BASE_URL: fake.url,
-    ASR_API_KEY: 'sk-asr',
-    TTS_PROVIDER: 'openai',
-    TTS_BASE_URL: fake.url,
-    TTS_VOICES: 'alloy,nova',
-    LOCAL_LLM_WORD_DELAY_MS: '10',
-  });
-});
-afterAll(async () => {
-  await t?.stop();
-  await fake?.close();
-});
+const rig = useRemoteSpeechServer({ LOCAL_LLM_WORD_DELAY_MS: '10' });
 
 describe('voice conversation through OpenAI-compatible speech providers', () => {
   it('transcribes the uploaded utterance and speaks the reply with the remote voice', async () => {
-    fake.scriptTranscription(() => 'what is twelve times seven');
-    const { client, ready } = await startSession(t.wsUrl, {
+    rig.fake.scriptTranscription(() => 'what is twelve times seven');
+    const { client, ready } = await startSession(rig.t.wsUrl, {
       session_id: 'voice-openai-1',
-      api_key: t.key,
+      api_key: rig.t.key,
       mode: { kind: 'service', greeting: false },
       audio: { sr: 16000 },
     });
@@ -48,8 +31,8 @@ describe('voice conversation through OpenAI-compatible speech providers', () => 
 
     // One upload: a 16 kHz mono PCM16 WAV about as long as the utterance (plus preroll and the
     // trailing silence that ended the turn).
-    expect(fake.transcriptions).toHaveLength(1);
-    const upload = fake.transcriptions[0]!;
+    expect(rig.fake.transcriptions).toHaveLength(1);
+    const upload = rig.fake.transcriptions[0]!;
     expect(upload.model).toBe('whisper-1');
     expect(upload.headers.authorization).toBe('Bearer sk-asr');
     expect(upload.header).toMatchObject({ format: 1, channels: 1, sampleRate: 16000, bitsPerSample: 16, dataOffset: 44 });
@@ -65,14 +48,14 @@ describe('voice conversation through OpenAI-compatible speech providers', () => 
     expect(reply.text).toContain('84');
 
     // The reply was synthesised remotely, sentence by sentence, in the session's voice...
-    expect(fake.speeches.length).toBeGreaterThan(0);
-    for (const speech of fake.speeches) expect(speech).toMatchObject({ model: 'tts-1', voice: 'alloy', response_format: 'pcm', aborted: false });
-    expect(fake.speeches.map((s) => s.input).join(' ')).toBe(reply.text);
+    expect(rig.fake.speeches.length).toBeGreaterThan(0);
+    for (const speech of rig.fake.speeches) expect(speech).toMatchObject({ model: 'tts-1', voice: 'alloy', response_format: 'pcm', aborted: false });
+    expect(rig.fake.speeches.map((s) => s.input).join(' ')).toBe(reply.text);
     // ...and its 24 kHz tone reached the client resampled to 16 kHz, all of it.
     const downlink = Buffer.concat(client.audio);
     const samples = new Int16Array(downlink.buffer, downlink.byteOffset, downlink.length / 2);
     const downlinkMs = samples.length / 16;
-    const toneMs = fake.speeches.reduce((ms, s) => ms + s.input.length * TONE_MS_PER_CHAR, 0);
+    const toneMs = rig.fake.speeches.reduce((ms, s) => ms + s.input.length * TONE_MS_PER_CHAR, 0);
     expect(Math.abs(downlinkMs - toneMs)).toBeLessThanOrEqual(40);
     expect(dominantFrequency(samples, 16000)).toBeGreaterThan(420);
     expect(dominantFrequency(samples, 16000)).toBeLessThan(460);

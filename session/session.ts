@@ -1,4 +1,4 @@
-import type { VoiceActivityDetector } from '../media/vad.ts';
+import type { VadFactory } from '../media/vad.ts';
 import type { OutputEncoding } from '../media/pcm.ts';
 import type { ClientFrame, ClientFrameOf } from './protocol/client.ts';
 import type { ServerFrame } from './protocol/server.ts';
@@ -19,6 +19,7 @@ import type { Transport } from './transport.ts';
 import { TurnRunner, type TurnOptions, type TurnStatus } from './turn-runner.ts';
 import { SpeechOutput } from './voice/speech-output.ts';
 import { VoiceController, type VoiceHost } from './voice/voice-controller.ts';
+import type { BargeInPolicy } from './voice/barge-in.ts';
 
 export interface SessionLog {
   info(obj: object, msg: string): void;
@@ -35,7 +36,7 @@ export interface SessionDeps {
   endCallGraceMs: number;
   signOff: string;
   /** Voice sessions only. */
-  voice?: { tts: TextToSpeech; stt: SpeechToText; createVad(): VoiceActivityDetector };
+  voice?: { tts: TextToSpeech; stt: SpeechToText; vad: VadFactory; bargeIn?: BargeInPolicy };
   /** The pipeline's own formats when the transport is not the wire format (WebRTC: 48 kHz PCM16 both ways). */
   media?: { inputRate: number; outputRate: number; encoding: OutputEncoding };
 }
@@ -102,10 +103,12 @@ export class Session implements VoiceHost {
         },
         ...(deps.transport.downlinkLeadMs === undefined ? {} : { leadMs: deps.transport.downlinkLeadMs }),
         discardAudio: () => deps.transport.discardAudio?.(),
+        pauseAudio: () => deps.transport.pauseAudio?.(),
+        resumeAudio: () => deps.transport.resumeAudio?.(),
         ...(deps.transport.sendAheadMs === undefined ? {} : { sendAheadMs: deps.transport.sendAheadMs }),
         onError: (error) => deps.log.warn({ err: error.message }, 'speech synthesis failed'),
       });
-      this.voice = new VoiceController(this, media.inputRate, deps.voice.createVad(), deps.voice.stt);
+      this.voice = new VoiceController(this, media.inputRate, deps.voice);
     }
   }
 
@@ -223,6 +226,15 @@ export class Session implements VoiceHost {
 
   userSpoke(): void {
     this.ending.userSpoke();
+  }
+
+  /** Sound during the reply: its audio pauses until the sound is judged (barge-in.ts). */
+  pauseReply(): boolean {
+    return this.replying && this.speech?.pause() === true;
+  }
+
+  resumeReply(): void {
+    this.speech?.resume();
   }
 
   /** Barge-in: real user speech took the floor from the reply in flight. */

@@ -68,7 +68,7 @@ export function endpointerOptions(threshold?: number, eager = false, lexical = t
 const PROBE_SILENCE_MS = 100;
 const MAX_INCOMPLETE_SILENCE_MS = 2500;
 const MIN_QUESTION_SILENCE_MS = 120;
-const CUE_WAIT_MS = 300;
+const CUE_WAIT_MS = 500;
 
 /** What the words so far say about the turn (session/voice/lexical-cue.ts decides). */
 export type TurnCue = 'incomplete' | 'question' | 'neutral';

@@ -11,6 +11,12 @@ const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 const flag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
 const optionalUrl = z.url().optional();
+/** A comma-separated list of lower-case words or phrases, duplicates dropped. */
+const wordList = (defaults: readonly string[]) =>
+  z
+    .string()
+    .default(defaults.join(','))
+    .transform((list) => [...new Set(list.split(',').map((v) => v.trim().toLowerCase()).filter(Boolean))]);
 
 export const ConfigSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -80,10 +86,9 @@ export const ConfigSchema = z.object({
   /** A pause no rule confirmed within this time resumes the reply. */
   BARGE_IN_MAX_PAUSE_MS: z.coerce.number().int().min(200).max(10000).default(DEFAULT_BARGE_IN.maxPauseMs),
   /** Comma-separated words and phrases that never take the floor while the assistant speaks. */
-  BACKCHANNELS: z
-    .string()
-    .default(DEFAULT_BARGE_IN.backchannels.join(','))
-    .transform((list) => [...new Set(list.split(',').map((v) => v.trim().toLowerCase()).filter(Boolean))]),
+  BACKCHANNELS: wordList(DEFAULT_BARGE_IN.backchannels),
+  /** Comma-separated single words that confirm an interruption on their own ("stop", "wait"). */
+  BARGE_IN_WORDS: wordList(DEFAULT_BARGE_IN.interruptionWords),
   TTS_WORKERS: z.coerce.number().int().min(1).max(16).default(1),
   /** Recognisers kept loaded and waiting, so an utterance never waits for a model load. */
   ASR_WARM_PROCESSES: z.coerce.number().int().min(1).max(32).default(2),

@@ -42,6 +42,7 @@ export function bargeInPolicy(config: Config): BargeInPolicy {
     sustainedSpeechMs: config.BARGE_IN_SPEECH_MS,
     maxPauseMs: config.BARGE_IN_MAX_PAUSE_MS,
     backchannels: config.BACKCHANNELS,
+    interruptionWords: config.BARGE_IN_WORDS,
   };
 }
 

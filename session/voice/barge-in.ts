@@ -1,4 +1,4 @@
-import { isBackchannel } from './lexical-cue.ts';
+import { nonBackchannelWords, wordsInterrupt } from './lexical-cue.ts';
 
 /** How sound during the assistant's speech is told apart from a real interruption. */
 export interface BargeInPolicy {
@@ -12,6 +12,8 @@ export interface BargeInPolicy {
   /** A pause nothing confirmed within this time resumes the reply. */
   maxPauseMs: number;
   backchannels: readonly string[];
+  /** Single words that take the floor on their own ("stop"); other lone words need company. */
+  interruptionWords: readonly string[];
 }
 
 export const DEFAULT_BARGE_IN: BargeInPolicy = {
@@ -19,6 +21,7 @@ export const DEFAULT_BARGE_IN: BargeInPolicy = {
   sustainedSpeechMs: 700,
   maxPauseMs: 1500,
   backchannels: ['mm-hm', 'mhm', 'mm', 'hm', 'hmm', 'uh-huh', 'um-hum', 'uh', 'um', 'yeah', 'yes', 'yep', 'right', 'okay', 'ok', 'sure', 'i see', 'got it', 'alright', 'all right'],
+  interruptionWords: ['stop', 'wait', 'hold', 'pause', 'hang', 'sorry', 'excuse', 'actually'],
 };
 
 export interface BargeInHost {
@@ -80,18 +83,18 @@ export class BargeIn {
    * whether they may become a user turn: not when the segment was settled as a false interruption.
    */
   onWords(text: string, final: boolean): boolean {
-    const backchannel = isBackchannel(text, this.policy.backchannels);
+    const interrupting = this.policy.confirm !== 'speech' && wordsInterrupt(text, this.policy.backchannels, this.policy.interruptionWords);
     if (this.paused) {
-      if (!backchannel && this.policy.confirm !== 'speech') {
+      if (interrupting) {
         this.confirm('words');
         return true;
       }
       if (!final) return true;
-      this.resume(backchannel ? 'backchannel' : 'words alone do not confirm');
+      this.resume(nonBackchannelWords(text, this.policy.backchannels).length === 0 ? 'backchannel or no words' : 'too few words');
       return false;
     }
     // Resumed earlier (noise so far, or the pause timed out): real words still take the floor.
-    if (this.segment === 'resumed') return !backchannel && this.policy.confirm !== 'speech';
+    if (this.segment === 'resumed') return interrupting;
     return true;
   }
 

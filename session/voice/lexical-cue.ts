@@ -45,17 +45,28 @@ export function lexicalCue(text: string): TurnCue {
 }
 
 /**
- * Whether a transcript is nothing but backchannels ("mm-hm", "yeah", "right", "okay"...) from
- * the list; phrases of several words ("i see") count as one. Empty text counts: no words at all.
+ * The words of a transcript that are not backchannels ("mm-hm", "yeah", "right", "okay"... from
+ * the list; a phrase of several words, "i see", counts as one).
  */
-export function isBackchannel(text: string, backchannels: readonly string[]): boolean {
+export function nonBackchannelWords(text: string, backchannels: readonly string[]): string[] {
   const w = words(text.replace(/-/g, ' '));
   const phrases = backchannels.map((p) => words(p.replace(/-/g, ' '))).filter((p) => p.length > 0);
+  const rest: string[] = [];
   let i = 0;
   while (i < w.length) {
     const match = phrases.filter((p) => p.every((word, k) => w[i + k] === word)).sort((a, b) => b.length - a.length)[0];
-    if (!match) return false;
-    i += match.length;
+    if (match) i += match.length;
+    else rest.push(w[i++]!);
   }
-  return true;
+  return rest;
+}
+
+/**
+ * Whether recognised words take the floor from the assistant: two words or more that are not
+ * backchannels, or one of the interruption words ("stop", "wait"). A single other word does not:
+ * the local recogniser hears "mm-hm" or a cough as "i", "huh" or "you" about as often as not.
+ */
+export function wordsInterrupt(text: string, backchannels: readonly string[], interruptionWords: readonly string[]): boolean {
+  const rest = nonBackchannelWords(text, backchannels);
+  return rest.length >= 2 || rest.some((w) => interruptionWords.includes(w));
 }

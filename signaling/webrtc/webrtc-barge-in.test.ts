@@ -39,7 +39,7 @@ async function callWith(sound: string | undefined) {
   // The worker sends the last packets up to its 200 ms lead after done: let them land.
   await new Promise((r) => setTimeout(r, 400));
   const arrivals = peer.packetArrivals;
-  const gaps = arrivals.slice(1).map((at, i) => at - arrivals[i]!).filter((ms, i) => ms > 150 && arrivals[i]! >= soundAt);
+  const gaps = arrivals.slice(1).map((at, i) => at - arrivals[i]!).filter((ms, i) => ms > 300 && arrivals[i]! >= soundAt);
   return { ws, peer, turnId, done, packets: peer.received.length, gaps };
 }
 
@@ -55,7 +55,7 @@ describe('WebRTC false-interruption recovery', () => {
     expect(done.status).toBe('completed');
     expect(peer.frames.filter((f) => f.type === 'interrupted')).toHaveLength(0);
     expect(gaps).toHaveLength(1);
-    expect(gaps[0]!).toBeLessThanOrEqual(1600);
+    expect(gaps[0]!).toBeLessThanOrEqual(4700);
     expect(packets).toBe(reference);
     await peer.close();
     ws.close();

@@ -6,11 +6,12 @@ import { VAD_FRAME_SAMPLES, type VadFactory } from '../media/vad.ts';
 import { PocketsphinxSpeechToText } from '../session/providers/pocketsphinx-asr.ts';
 import { ChildServer } from './lib/child-server.ts';
 import { percentile, progress, round } from './lib/stats.ts';
-import { buildCorpus, PAUSE_MS, SNRS, type OverlapKind } from './turn-corpus/corpus.ts';
+import { buildCorpus, PAUSE_MS, SNRS, type Corpus, type OverlapClip, type OverlapKind } from './turn-corpus/corpus.ts';
 import { curveSvg, type CurveSeries } from './turn-taking/curve-svg.ts';
 import { ProbeRecogniser, runEndOfTurn, type EotResult, type EotSystem } from './turn-taking/end-of-turn.ts';
 import { runOverlaps, type OverlapOutcome } from './turn-taking/overlaps.ts';
 import type { Row } from './types.ts';
+import { fixedLoad } from './voice.ts';
 
 /**
  * `npm run bench -- turn-taking`: the labelled corpus (bench/turn-corpus/, built afresh and
@@ -23,6 +24,8 @@ const THRESHOLDS = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5];
 const DEFAULT_THRESHOLD = 0.45;
 const SVG = fileURLToPath(new URL('./results-turn-taking.svg', import.meta.url));
 const pct = (n: number, of: number): number => (of === 0 ? 0 : round((100 * n) / of, 1));
+/** TURN_BENCH_PARTS=cpu,eot,overlaps,capacity (default all) runs some of it. */
+const PARTS = new Set((process.env.TURN_BENCH_PARTS ?? 'cpu,eot,overlaps,capacity').split(','));
 
 export async function run(): Promise<Row[]> {
   const t0 = performance.now();
@@ -31,8 +34,15 @@ export async function run(): Promise<Row[]> {
   progress(corpusNote);
   const rows: Row[] = [];
   const [fvad, silero] = [await createFvadFactory(3), await createSileroFactory()];
-  rows.push(...(await vadCpu(fvad, silero)));
+  if (PARTS.has('cpu')) rows.push(...(await vadCpu(fvad, silero)));
+  if (PARTS.has('eot')) rows.push(...(await endOfTurnRows(corpus, fvad, silero, corpusNote)));
+  if (PARTS.has('overlaps')) rows.push(...(await overlapTrials(corpus.overlaps)));
+  if (PARTS.has('capacity')) rows.push(...(await capacity()));
+  return rows;
+}
 
+async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactory, corpusNote: string): Promise<Row[]> {
+  const rows: Row[] = [];
   const stt = new PocketsphinxSpeechToText(2);
   const probes = new ProbeRecogniser(stt);
   const systems: EotSystem[] = [
@@ -56,7 +66,11 @@ export async function run(): Promise<Row[]> {
     unit: 'ms',
     note: `p90 ${round(percentile(probes.latencies, 90), 0)} ms over ${probes.decodes} pocketsphinx decodes (finish() after the audio was handed over at 0.3× real time); the cue applies that long after the probe; curve: bench/results-turn-taking.svg`,
   });
+  return rows;
+}
 
+async function overlapTrials(overlaps: OverlapClip[]): Promise<Row[]> {
+  const rows: Row[] = [];
   const parallel = Number(process.env.TURN_BENCH_PARALLEL ?? 6);
   for (const [label, env] of [
     ['fvad, barge-in on 100 ms of speech (current)', { VAD_PROVIDER: 'webrtc', BARGE_IN_CONFIRM: 'immediate' }],
@@ -65,11 +79,28 @@ export async function run(): Promise<Row[]> {
     progress(`sounds during replies: ${label}`);
     const server = await ChildServer.start({ env: { ...env, LOCAL_LLM_WORD_DELAY_MS: '10' }, startTimeoutMs: 90000 });
     try {
-      const outcomes = await runOverlaps(server, corpus.overlaps, parallel, (n) => n % 20 === 0 && progress(`  ${n}/${corpus.overlaps.length}`));
+      const outcomes = await runOverlaps(server, overlaps, parallel, (n) => n % 20 === 0 && progress(`  ${n}/${overlaps.length}`));
       rows.push(...overlapRows(label, outcomes, parallel));
     } finally {
       await server.stop();
     }
+  }
+  return rows;
+}
+
+/** Voice capacity with each detector: 150 sessions of the voice bench's load, one window each. */
+async function capacity(): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const provider of ['webrtc', 'silero']) {
+    progress(`capacity: 150 sessions, VAD_PROVIDER=${provider}`);
+    const step = await fixedLoad({ VAD_PROVIDER: provider }, 150);
+    rows.push({
+      benchmark: B,
+      metric: `150 voice sessions, VAD_PROVIDER=${provider}: downlink jitter p99`,
+      value: round(step.p99, 2),
+      unit: 'ms',
+      note: `target < 20 ms (capacity ≥ 150 sessions per process); server ${round(step.serverCores, 2)} cores = ${round((step.serverCores * 1000) / step.n, 2)} ms CPU per session-second (all threads); event loop ${round(step.mainCores, 2)} cores; other processes ${round(step.foreignCores, 2)} cores; the voice bench's load (fake ASR/TTS, each session talks a 6 s loop), one 8 s window after 3 s`,
+    });
   }
   return rows;
 }

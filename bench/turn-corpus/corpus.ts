@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { clicks, concat, cough, door, mixInto, noise, normalise, scaleDb, silenceOf, speak, SPEAKERS, tone, RATE, type NoiseColour } from './synth.ts';
+import { concat } from '../../media/testing/audio-stream.ts';
+import { clicks, cough, door, mixInto, noise, normalise, scaleDb, silenceOf, speak, SPEAKERS, tone, RATE, type NoiseColour } from './synth.ts';
 
 /**
  * The labelled turn-taking corpus, built deterministically from the recipes below (same inputs,

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseWav } from '../../media/pcm.ts';
+import { concat } from '../../media/testing/audio-stream.ts';
 
 /**
  * Deterministic sound sources for the turn-taking corpus, all from Debian packages: flite,
@@ -96,16 +97,6 @@ export function tone(ms: number, hz = 1000): Int16Array {
 
 export function silenceOf(ms: number): Int16Array {
   return new Int16Array(Math.round((RATE * ms) / 1000));
-}
-
-export function concat(...parts: Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
 }
 
 export function rmsDb(samples: Int16Array): number {

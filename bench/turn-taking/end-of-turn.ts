@@ -2,10 +2,9 @@ import { Endpointer, endpointerOptions } from '../../media/endpointer.ts';
 import { rmsDbfs } from '../../media/pcm.ts';
 import { VAD_FRAME_MS, VAD_FRAME_SAMPLES, type VadFactory } from '../../media/vad.ts';
 import { vadFrames } from '../../media/testing/vad-frames.ts';
-import { roomTone } from '../../media/testing/audio-stream.ts';
+import { concat, roomTone } from '../../media/testing/audio-stream.ts';
 import type { SpeechToText } from '../../session/providers/asr.ts';
 import { lexicalCue } from '../../session/voice/lexical-cue.ts';
-import { concat } from '../turn-corpus/synth.ts';
 import type { TurnClip } from '../turn-corpus/corpus.ts';
 
 /**

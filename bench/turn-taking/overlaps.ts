@@ -1,7 +1,6 @@
-import { roomTone, streamRealtime } from '../../media/testing/audio-stream.ts';
+import { concat, roomTone, streamRealtime } from '../../media/testing/audio-stream.ts';
 import { WsTestClient } from '../../signaling/testing/ws-test-client.ts';
 import type { ChildServer } from '../lib/child-server.ts';
-import { concat } from '../turn-corpus/synth.ts';
 import type { OverlapClip } from '../turn-corpus/corpus.ts';
 
 /**

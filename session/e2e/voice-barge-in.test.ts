@@ -63,11 +63,10 @@ describe('false-interruption recovery (Silero)', () => {
     const { client, done, audio, gaps } = await replyWith(loadFixture('okay.wav'));
     expect(done.status).toBe('completed');
     expect(client.all('interrupted')).toHaveLength(0);
-    // It did pause: one gap in the downlink after the sound. It ends when the words are known,
-    // within 1.5 s on an idle machine; a slow recogniser may hold it to 3 × BARGE_IN_MAX_PAUSE_MS
-    // (the bench measures the real spread).
+    // It did pause: one gap in the downlink after the sound, over by BARGE_IN_MAX_PAUSE_MS (1.5 s)
+    // at the latest, plus timer lateness on a loaded machine (the bench measures the spread).
     expect(gaps).toHaveLength(1);
-    expect(gaps[0]!.ms).toBeLessThanOrEqual(4700);
+    expect(gaps[0]!.ms).toBeLessThanOrEqual(2000);
     // Every byte of the reply arrived exactly once, in order.
     expect(audio.equals(await referenceAudio())).toBe(true);
     // The backchannel did not become a turn.

@@ -59,20 +59,6 @@ describe('BargeIn (false-interruption recovery)', () => {
     expect(b.onWords('no i meant tuesday', true)).toBe(true);
   });
 
-  it('past maxPauseMs, a segment that ended waits for its words (up to 3 × maxPauseMs)', () => {
-    const { h, b } = make({ maxPauseMs: 1000 });
-    b.onSpeechStart();
-    b.onSegmentEnd();
-    vi.advanceTimersByTime(1500);
-    expect(h.calls).toEqual(['pause']);
-    expect(b.onWords('wait stop', true)).toBe(true);
-    expect(h.calls).toEqual(['pause', 'interrupt']);
-    b.onSpeechStart();
-    b.onSegmentEnd();
-    vi.advanceTimersByTime(3000);
-    expect(h.calls).toEqual(['pause', 'interrupt', 'pause', 'resume']);
-  });
-
   it('confirm=speech ignores words; confirm=words ignores length; immediate interrupts at 100 ms with no pause', () => {
     const speech = make({ confirm: 'speech' });
     speech.b.onSpeechStart();

@@ -45,7 +45,7 @@ export type BargeOutcome = 'interrupted' | 'resumed' | 'none';
  * pause nobody confirmed within maxPauseMs) → the reply resumes from the paused point.
  */
 export class BargeIn {
-  private paused: { at: number; timer: NodeJS.Timeout; segmentEnded: boolean } | undefined;
+  private paused: { at: number; timer: NodeJS.Timeout } | undefined;
   /** How the last segment that began during a reply was settled (the controller reads it at turn end). */
   private segment: BargeOutcome = 'none';
 
@@ -63,26 +63,9 @@ export class BargeIn {
     this.segment = 'none';
     if (this.policy.confirm === 'immediate' || !this.host.replying) return;
     if (!this.host.pauseReply()) return;
-    this.paused = { at: performance.now(), timer: setTimeout(() => this.timeUp(), this.policy.maxPauseMs), segmentEnded: false };
-  }
-
-  /**
-   * The sound ended as speech and its words are being recognised: they decide, even past
-   * maxPauseMs (resuming a reply only to cut it a moment later is worse than a longer pause),
-   * up to 3 × maxPauseMs in case recognition never answers.
-   */
-  onSegmentEnd(): void {
-    if (this.paused) this.paused.segmentEnded = true;
-  }
-
-  private timeUp(): void {
-    const paused = this.paused;
-    if (!paused) return;
-    if (!paused.segmentEnded || performance.now() - paused.at >= 3 * this.policy.maxPauseMs) {
-      this.resume('no confirmation in time');
-      return;
-    }
-    paused.timer = setTimeout(() => this.timeUp(), 2 * this.policy.maxPauseMs);
+    // Words that come after the resume still take the floor (onWords): the reply is then cut at
+    // what was sent by that time, so the heard text stays exact.
+    this.paused = { at: performance.now(), timer: setTimeout(() => this.resume('no confirmation in time'), this.policy.maxPauseMs) };
   }
 
   /** 100 ms of voiced speech: the old barge-in point, still used in `immediate` mode. */

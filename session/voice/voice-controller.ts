@@ -130,7 +130,6 @@ export class VoiceController {
   }
 
   private onTurnEnd(transcript: Promise<string>): void {
-    this.bargeIn.onSegmentEnd();
     this.enqueue(async () => {
       if (this.eager) {
         // The eager reply already answers this speech: it is now committed.

@@ -55,7 +55,7 @@ describe('WebRTC false-interruption recovery', () => {
     expect(done.status).toBe('completed');
     expect(peer.frames.filter((f) => f.type === 'interrupted')).toHaveLength(0);
     expect(gaps).toHaveLength(1);
-    expect(gaps[0]!).toBeLessThanOrEqual(4700);
+    expect(gaps[0]!).toBeLessThanOrEqual(2000);
     expect(packets).toBe(reference);
     await peer.close();
     ws.close();

@@ -44,6 +44,7 @@ export async function run(): Promise<Row[]> {
 async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactory, corpusNote: string): Promise<Row[]> {
   const rows: Row[] = [];
   const stt = new PocketsphinxSpeechToText(2);
+  await stt.whenReady();
   const probes = new ProbeRecogniser(stt);
   const systems: EotSystem[] = [
     { name: 'fvad, fixed silence (current)', vad: fvad, lexical: false },
@@ -64,7 +65,7 @@ async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactor
     metric: 'probe decode latency p50 (lexical cue)',
     value: round(percentile(probes.latencies, 50), 0),
     unit: 'ms',
-    note: `p90 ${round(percentile(probes.latencies, 90), 0)} ms over ${probes.decodes} pocketsphinx decodes (finish() after the audio was handed over at 0.3× real time); the cue applies that long after the probe; curve: bench/results-turn-taking.svg`,
+    note: `p90 ${round(percentile(probes.latencies, 90), 0)} ms over ${probes.decodes} warm-pocketsphinx partial results (asked once the audio had been handed over for 0.3× its duration); the cue applies that long after the probe; curve: bench/results-turn-taking.svg`,
   });
   return rows;
 }

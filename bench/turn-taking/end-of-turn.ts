@@ -11,9 +11,9 @@ import type { TurnClip } from '../turn-corpus/corpus.ts';
  * End of turn over the labelled utterances, replayed frame by frame through the real detector
  * and the real endpointer: VAD decisions are computed once per clip and detector, then every
  * turn_end_threshold is replayed on them. With the lexical cue, each probe's speech is really
- * recognised (pocketsphinx) and the cue takes effect ceil(latency / 20 ms) frames after the
- * probe, latency being that decode's measured wall time after the audio was handed over at
- * streaming pace; probes are cached by (clip, detector, segment audio).
+ * recognised (warm pocketsphinx, its partial result) and the cue takes effect ceil(latency /
+ * 20 ms) frames after the probe, latency being that request's measured wall time once the audio
+ * had been handed over at streaming pace; probes are cached by (clip, detector, segment audio).
  */
 
 const LEAD_MS = 300;
@@ -50,11 +50,13 @@ export class ProbeRecogniser {
     if (hit) return hit;
     const stream = this.stt.open();
     for (const f of frames) stream.write(f);
-    // Live, the recogniser decodes while the user talks; give it that time before it must finish.
+    // Live, the recogniser decodes while the user talks; give it that time before it must answer.
     await new Promise((r) => setTimeout(r, frames.length * VAD_FRAME_MS * 0.3));
     const t0 = performance.now();
-    const text = await stream.finish();
+    // As VoiceInput does: a partial result when the recogniser has them, else it is closed.
+    const text = stream.partial ? await stream.partial() : await stream.finish();
     const result = { text, latencyMs: performance.now() - t0 };
+    if (stream.partial) stream.abort();
     this.decodes += 1;
     this.latencies.push(result.latencyMs);
     this.cache.set(key, result);

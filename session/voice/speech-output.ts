@@ -19,7 +19,6 @@ export interface SpeechOutputOptions {
   /** Holds / releases audio the transport still holds (Transport.pauseAudio). */
   pauseAudio?(): void;
   resumeAudio?(): void;
-  onError(error: Error): void;
 }
 
 /**
@@ -40,11 +39,14 @@ export class SpeechOutput {
     });
   }
 
-  /** Starts speaking a new turn; any turn still speaking is cut off first. */
-  begin(voice: string): SpeechTurn {
+  /**
+   * Starts speaking a new turn; any turn still speaking is cut off first. `onFailure` hears a
+   * synthesis failure (once; the turn speaks nothing more).
+   */
+  begin(voice: string, onFailure: (error: Error) => void): SpeechTurn {
     this.current?.stop();
     this.pacer.sentMs = 0;
-    const turn = new SpeechTurn(this, voice);
+    const turn = new SpeechTurn(this, voice, onFailure);
     this.current = turn;
     return turn;
   }
@@ -126,10 +128,6 @@ export class SpeechOutput {
     return this.pacer.clear();
   }
 
-  /** @internal */
-  reportError(error: Error): void {
-    this.options.onError(error);
-  }
 }
 
 export class SpeechTurn {
@@ -145,6 +143,7 @@ export class SpeechTurn {
   constructor(
     private readonly output: SpeechOutput,
     private readonly voice: string,
+    private readonly onFailure: (error: Error) => void,
   ) {}
 
   pushText(delta: string): void {
@@ -212,7 +211,7 @@ export class SpeechTurn {
           first = false;
         }
       } catch (error) {
-        if (!this.stopped) this.output.reportError(error instanceof Error ? error : new Error(String(error)));
+        if (!this.stopped) this.onFailure(error instanceof Error ? error : new Error(String(error)));
       }
     });
   }

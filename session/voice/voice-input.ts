@@ -44,7 +44,10 @@ export class VoiceInput {
   /** The open segment's audio, kept so an eager end can be undone and re-transcribed. */
   private segment: Int16Array[] = [];
   private segmentSamples = 0;
-  /** The transcript of the segment up to the last pause; it is final if no speech follows. */
+  /**
+   * A recogniser without partial results was closed at the last pause: its transcript is the
+   * segment's if no speech follows.
+   */
   private probe: Promise<string> | undefined;
   /** Bumped when speech resumes, so a late probe result never sets the cue of newer speech. */
   private probeEpoch = 0;
@@ -136,11 +139,11 @@ export class VoiceInput {
         case 'speech_resumed':
           this.probe = undefined;
           this.probeEpoch += 1;
-          this.reopenAsr();
+          if (!this.asr) this.reopenAsr();
           this.events.onSpeechResumed();
           break;
         case 'turn_end': {
-          // The probe heard everything up to the pause, and only silence followed: it is final.
+          // A closing probe heard everything up to the pause, and only silence followed: it is final.
           const transcript = this.probe ?? this.finishAsr();
           this.probe = undefined;
           this.clearSegment();
@@ -159,21 +162,28 @@ export class VoiceInput {
   }
 
   /**
-   * A pause: the recogniser is closed on the speech so far, and its text sets the lexical cue
-   * that decides how long this pause may last. If the user goes on, a new recogniser hears the
+   * A pause: the words so far set the lexical cue that decides how long this pause may last.
+   * A recogniser with partial results (warm pocketsphinx) just says what it has heard and goes
+   * on. One without them is closed on the speech so far; if the user goes on, a new one hears the
    * whole segment again (reopenAsr), so the final transcript is whole.
    */
   private startProbe(): void {
     const epoch = this.probeEpoch;
-    const probe = this.finishAsr();
-    this.probe = probe;
-    probe.then(
+    const stream = this.asr;
+    let words: Promise<string>;
+    if (stream?.partial) {
+      words = stream.partial();
+    } else {
+      words = this.finishAsr();
+      this.probe = words;
+    }
+    words.then(
       (text) => {
         if (epoch === this.probeEpoch && !this.closed) this.endpointer.setCue(lexicalCue(text));
       },
       () => undefined,
     );
-    this.events.onProbe(probe);
+    this.events.onProbe(words);
   }
 
   private keep(frame: Int16Array): void {

@@ -30,7 +30,6 @@ export function openVoiceSide(host: VoiceHost, settings: SessionSettings, deps: 
     pauseAudio: () => transport.pauseAudio?.(),
     resumeAudio: () => transport.resumeAudio?.(),
     ...(transport.sendAheadMs === undefined ? {} : { sendAheadMs: transport.sendAheadMs }),
-    onError: (error) => deps.log.warn({ err: error.message }, 'speech synthesis failed'),
   });
   return { speech, voice: new VoiceController(host, media.inputRate, deps.voice) };
 }

@@ -81,7 +81,7 @@ async function overlapTrials(overlaps: OverlapClip[]): Promise<Row[]> {
     const server = await ChildServer.start({ env: { ...env, LOCAL_LLM_WORD_DELAY_MS: '10' }, startTimeoutMs: 90000 });
     try {
       const outcomes = await runOverlaps(server, overlaps, parallel, (n) => n % 20 === 0 && progress(`  ${n}/${overlaps.length}`));
-      rows.push(...overlapRows(label, outcomes, parallel));
+      rows.push(...overlapRows(label, outcomes, parallel, overlaps.length - outcomes.length));
     } finally {
       await server.stop();
     }
@@ -134,11 +134,11 @@ function eotRows(system: string, results: EotResult[], corpusNote: string): Row[
   ];
 }
 
-function overlapRows(label: string, outcomes: OverlapOutcome[], parallel: number): Row[] {
+function overlapRows(label: string, outcomes: OverlapOutcome[], parallel: number, failed: number): Row[] {
   const rows: Row[] = [];
   const m = (metric: string, value: number | string, unit: string, note: string): void => void rows.push({ benchmark: B, metric: `${label}: ${metric}`, value, unit, note });
   const of = (kinds: OverlapKind[], snr?: number) => outcomes.filter((o) => kinds.includes(o.clip.kind) && (snr === undefined || o.clip.snrDb === snr));
-  const method = `real server over WebSocket (pocketsphinx, flite, local model), ${parallel} sessions at a time; each sound streamed in real time 1.2 s into a ~6 s reply`;
+  const method = `real server over WebSocket (warm pocketsphinx, flite, local model), ${parallel} sessions at a time; each sound streamed in real time 1.2 s into a ~6 s reply${failed > 0 ? `; ${failed} trials failed to run and are left out` : ''}`;
   const noise: OverlapKind[] = ['white', 'pink', 'brown', 'babble'];
   for (const snr of SNRS) {
     const set = of(noise, snr);

@@ -46,7 +46,11 @@ async function trial(server: ChildServer, sound: Int16Array | undefined, n: numb
   client.ws.on('message', (_d, binary) => binary && arrivals.push(performance.now()));
   client.send({ type: 'inject_context', message_id: 'm1', role: 'user', text: `say ${REPLY}` });
   const turnId = (await client.waitFor('inject_context_ack', () => true, 10000)).turn_id!;
-  while (arrivals.length === 0) await new Promise((r) => setTimeout(r, 5));
+  const deadline = performance.now() + 20000;
+  while (arrivals.length === 0) {
+    if (performance.now() > deadline || client.closed) throw new Error('no reply audio within 20 s');
+    await new Promise((r) => setTimeout(r, 5));
+  }
   await new Promise((r) => setTimeout(r, SOUND_AFTER_MS - (performance.now() - arrivals[0]!)));
   // The first frame of the clip is its onset; a frame leaves once its 20 ms are captured.
   const soundAt = performance.now() + 20;

@@ -34,10 +34,19 @@ export async function run(): Promise<Row[]> {
   progress(corpusNote);
   const rows: Row[] = [];
   const [fvad, silero] = [await createFvadFactory(3), await createSileroFactory()];
-  if (PARTS.has('cpu')) rows.push(...(await vadCpu(fvad, silero)));
-  if (PARTS.has('eot')) rows.push(...(await endOfTurnRows(corpus, fvad, silero, corpusNote)));
-  if (PARTS.has('overlaps')) rows.push(...(await overlapTrials(corpus.overlaps)));
-  if (PARTS.has('capacity')) rows.push(...(await capacity()));
+  // A part that cannot run (a loaded machine) is a FAILED row; the others still report.
+  const part = async (key: string, body: () => Promise<Row[]>): Promise<void> => {
+    if (!PARTS.has(key)) return;
+    try {
+      rows.push(...(await body()));
+    } catch (error) {
+      rows.push({ benchmark: B, metric: `${key}: FAILED`, value: '-', unit: '', note: error instanceof Error ? error.message.slice(0, 200) : String(error) });
+    }
+  };
+  await part('cpu', () => vadCpu(fvad, silero));
+  await part('eot', () => endOfTurnRows(corpus, fvad, silero, corpusNote));
+  await part('overlaps', () => overlapTrials(corpus.overlaps));
+  await part('capacity', () => capacity());
   return rows;
 }
 
@@ -78,7 +87,7 @@ async function overlapTrials(overlaps: OverlapClip[]): Promise<Row[]> {
     ['silero + false-interruption recovery (new default)', {}],
   ] as const) {
     progress(`sounds during replies: ${label}`);
-    const server = await ChildServer.start({ env: { ...env, LOCAL_LLM_WORD_DELAY_MS: '10' }, startTimeoutMs: 90000 });
+    const server = await ChildServer.start({ env: { ...env, LOCAL_LLM_WORD_DELAY_MS: '10', TTS_WORKERS: String(parallel) }, startTimeoutMs: 90000 });
     try {
       const outcomes = await runOverlaps(server, overlaps, parallel, (n) => n % 20 === 0 && progress(`  ${n}/${overlaps.length}`));
       rows.push(...overlapRows(label, outcomes, parallel, overlaps.length - outcomes.length));

@@ -46,10 +46,13 @@ export interface EndpointerOptions {
   questionSilenceMs: number;
   /** Longest extra wait for a cue still being recognised at the usual end. */
   cueWaitMs: number;
+  /** The lexical cue is on: a probe's words set it (setCue), and the turn waits for them. */
+  lexical: boolean;
 }
 
 export function endpointerOptions(threshold?: number, eager = false, lexical = true, sustainedSpeechMs = 700): EndpointerOptions {
   const endSilenceMs = silenceMsForThreshold(threshold);
+  const eagerSilenceMs = Math.max(PROBE_SILENCE_MS, Math.round(endSilenceMs / 2 / VAD_FRAME_MS) * VAD_FRAME_MS);
   return {
     endSilenceMs,
     startVoicedFrames: 3,
@@ -57,8 +60,10 @@ export function endpointerOptions(threshold?: number, eager = false, lexical = t
     sustainedSpeechMs,
     minUtteranceSpeechMs: 160,
     prerollMs: 200,
-    probeSilenceMs: eager || lexical ? PROBE_SILENCE_MS : 0,
-    eagerSilenceMs: eager ? Math.max(PROBE_SILENCE_MS, Math.round(endSilenceMs / 2 / VAD_FRAME_MS) * VAD_FRAME_MS) : 0,
+    // Without the cue, flow mode probes where its eager reply starts (half the silence), as before.
+    probeSilenceMs: lexical ? PROBE_SILENCE_MS : eager ? eagerSilenceMs : 0,
+    eagerSilenceMs: eager ? eagerSilenceMs : 0,
+    lexical,
     incompleteSilenceMs: Math.min(MAX_INCOMPLETE_SILENCE_MS, endSilenceMs * 4),
     questionSilenceMs: Math.max(MIN_QUESTION_SILENCE_MS, Math.round((endSilenceMs * 0.6) / VAD_FRAME_MS) * VAD_FRAME_MS),
     cueWaitMs: CUE_WAIT_MS,
@@ -165,7 +170,7 @@ export class Endpointer {
       this.probeFired = true;
       events.push({ type: 'pause_probe' });
     }
-    const cuePending = this.probeFired && this.cue === undefined;
+    const cuePending = o.lexical && this.probeFired && this.cue === undefined;
     if (this.silentMs >= this.requiredSilenceMs && (!cuePending || this.silentMs >= o.endSilenceMs + o.cueWaitMs)) {
       this.inSegment = false;
       const voicedMs = this.voicedMs;

@@ -48,7 +48,7 @@ export class VoiceController {
   ) {
     const policy = voice.bargeIn ?? DEFAULT_BARGE_IN;
     this.bargeIn = new BargeIn(host, policy);
-    const endpointing = endpointerOptions(host.settings.turnEndThreshold, host.settings.flow, true, policy.sustainedSpeechMs);
+    const endpointing = endpointerOptions(host.settings.turnEndThreshold, host.settings.flow, voice.stt.partials === true, policy.sustainedSpeechMs);
     this.eagerDelayMs = Math.max(0, endpointing.eagerSilenceMs - endpointing.probeSilenceMs);
     this.input = new VoiceInput(inputRate, endpointing, voice.vad, voice.stt, {
       onSpeechStart: () => {

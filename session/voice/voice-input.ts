@@ -1,4 +1,4 @@
-import { Endpointer, type EndpointerOptions } from '../../media/endpointer.ts';
+import { Endpointer, type EndpointerOptions, type TurnCue } from '../../media/endpointer.ts';
 import { lexicalCue } from './lexical-cue.ts';
 import { Pcm16Reader, rmsDbfs } from '../../media/pcm.ts';
 import { Resampler } from '../../media/resampler.ts';
@@ -177,13 +177,16 @@ export class VoiceInput {
       words = this.finishAsr();
       this.probe = words;
     }
+    // A failed probe settles the cue as neutral: the turn ends on the usual silence.
     words.then(
-      (text) => {
-        if (epoch === this.probeEpoch && !this.closed) this.endpointer.setCue(lexicalCue(text));
-      },
-      () => undefined,
+      (text) => this.cue(epoch, lexicalCue(text)),
+      () => this.cue(epoch, 'neutral'),
     );
     this.events.onProbe(words);
+  }
+
+  private cue(epoch: number, cue: TurnCue): void {
+    if (epoch === this.probeEpoch && !this.closed) this.endpointer.setCue(cue);
   }
 
   private keep(frame: Int16Array): void {

@@ -86,6 +86,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ LLM_PROVIDER: 'openai', LLM_BASE_URL: 'http://127.0.0.1:1234/v1' }).LLM_BASE_URL).toBe('http://127.0.0.1:1234/v1');
   });
 
+  it('ALLOWED_ORIGINS: unset means any origin; a list is normalised (case, trailing slash); a non-origin is refused', () => {
+    expect(loadConfig({}).ALLOWED_ORIGINS).toBeUndefined();
+    expect([...loadConfig({ ALLOWED_ORIGINS: 'https://App.example.org/, http://localhost:3000' }).ALLOWED_ORIGINS!]).toEqual(['https://app.example.org', 'http://localhost:3000']);
+    expect(rejection({ ALLOWED_ORIGINS: 'app.example.org' }).message).toContain('ALLOWED_ORIGINS');
+    expect(rejection({ ALLOWED_ORIGINS: 'https://a.example/path' }).message).toContain('ALLOWED_ORIGINS');
+  });
+
   it('names every bad variable at once', () => {
     const error = rejection({ PORT: 'abc', MAX_SESSIONS: '0' });
     expect(error.message).toContain('PORT');

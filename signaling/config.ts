@@ -115,6 +115,15 @@ export const ConfigSchema = z.object({
   WEBRTC_MEDIA_WORKER_NICE: z.coerce.number().int().min(-20).max(19).default(-10),
 
   TRUST_PROXY: flag.default(false),
+  /**
+   * Comma-separated origins (`https://app.example.org`) whose pages may open /ws; a browser
+   * upgrade from any other Origin is refused with 403. Unset: every origin (as before).
+   */
+  ALLOWED_ORIGINS: z
+    .string()
+    .optional()
+    .transform((list) => (list === undefined ? undefined : new Set(list.split(',').map((o) => o.trim().toLowerCase().replace(/\/+$/, '')).filter(Boolean))))
+    .refine((origins) => origins === undefined || (origins.size > 0 && [...origins].every((o) => /^[a-z][a-z0-9+.-]*:\/\/[^/\s]+$/.test(o))), 'must be a comma-separated list of origins such as https://app.example.org'),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

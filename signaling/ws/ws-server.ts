@@ -6,6 +6,7 @@ import { checkKey } from '../keys/credentials.ts';
 import { bearerToken } from '../http/json-body.ts';
 import type { HandshakeAuth } from './authenticate.ts';
 import { Connection } from './connection.ts';
+import { checkUpgrade, type UpgradeRefusal } from './upgrade-check.ts';
 
 interface Liveness {
   alive: boolean;
@@ -30,14 +31,14 @@ export function attachWebSocketServer(http: Server, server: ServerContext): Atta
   const wss = new WebSocketServer({ noServer: true, maxPayload: hardCap, perMessageDeflate: false });
   const liveness = new WeakMap<WebSocket, Liveness>();
 
-  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (path !== '/ws') return refuse(socket, 404, 'not_found', 'the conversation endpoint is /ws');
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const refused = checkUpgrade(req, server.config.ALLOWED_ORIGINS);
+    if (refused) return refuse(socket, refused);
     let handshake: HandshakeAuth | undefined;
     const token = bearerToken(req.headers.authorization);
     if (req.headers.authorization !== undefined) {
       const checked = checkKey(token, { store: server.keys, secret: server.secret });
-      if (!checked.ok) return refuse(socket, 401, 'unauthorized', `key not accepted (${checked.reason})`);
+      if (!checked.ok) return refuse(socket, { status: 401, code: 'unauthorized', detail: `key not accepted (${checked.reason})` });
       handshake = { token: token as string, credential: checked.credential };
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
@@ -48,6 +49,19 @@ export function attachWebSocketServer(http: Server, server: ServerContext): Atta
       });
       new Connection(ws, server, handshake);
     });
+  };
+
+  // Nothing an upgrade request carries may throw out of this handler: an exception here would
+  // end the process and every call in it.
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Node hands over the socket without an error listener: a peer that resets it would crash us.
+    socket.on('error', (err) => server.log.debug({ err: err.message }, 'upgrade socket error'));
+    try {
+      onUpgrade(req, socket, head);
+    } catch (error) {
+      server.log.error({ err: error instanceof Error ? error.stack : String(error) }, 'upgrade handling failed');
+      refuse(socket, { status: 400, code: 'invalid_request', detail: 'the upgrade request could not be handled' });
+    }
   });
 
   const heartbeat = setInterval(() => {
@@ -79,10 +93,12 @@ export function attachWebSocketServer(http: Server, server: ServerContext): Atta
   };
 }
 
-function refuse(socket: Duplex, status: number, code: string, detail: string): void {
-  const body = JSON.stringify({ code, detail, retryable: false });
-  const reason = status === 401 ? 'Unauthorized' : 'Not Found';
+const REASONS = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found' } as const;
+
+function refuse(socket: Duplex, refusal: UpgradeRefusal | { status: 401; code: 'unauthorized'; detail: string }): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify({ code: refusal.code, detail: refusal.detail, retryable: false });
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${refusal.status} ${REASONS[refusal.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

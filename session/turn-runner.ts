@@ -1,3 +1,4 @@
+import { nestsTooDeep } from './protocol/bounded-json.ts';
 import { errorFrame } from './protocol/errors.ts';
 import type { ServerFrame } from './protocol/server.ts';
 import type { ConversationHistory, HistorySlot } from './history.ts';
@@ -166,7 +167,7 @@ export class TurnRunner {
       for await (const event of stream) {
         if (this.finished) return;
         if (event.type === 'text') this.emitText(event.delta);
-        else if (event.type === 'tool_call') calls.push({ ...event.call, id: this.ctx.claimCallId(event.call.id) });
+        else if (event.type === 'tool_call') this.takeCall(event.call, calls);
       }
       if (this.finished || calls.length === 0) return;
       this.ctx.history.fillAssistant(this.slot!, this.roundText, calls);
@@ -195,6 +196,18 @@ export class TurnRunner {
       }
     }
     this.ctx.log.warn({ turn_id: this.turnId }, `reply stopped after ${MAX_TOOL_ROUNDS} tool rounds`);
+  }
+
+  /**
+   * A call the model made joins this round, unless its arguments nest past the JSON bound: such
+   * a call could not be copied into the resume stash or sent, so it is dropped (and logged).
+   */
+  private takeCall(call: ToolCallRequest, calls: ToolCallRequest[]): void {
+    if (nestsTooDeep(call.args)) {
+      this.ctx.log.warn({ turn_id: this.turnId, tool: call.name }, 'dropped a tool call whose arguments nest too deeply');
+      return;
+    }
+    calls.push({ ...call, id: this.ctx.claimCallId(call.id) });
   }
 
   /** Runs one round's calls and records their results; `toolRound` resolves once they are recorded. */

@@ -107,13 +107,18 @@ export class Connection implements RegisteredSession {
     if (isBinary) return this.fail('invalid_start_frame', 'the first frame must be the JSON start frame, not audio');
     const parsed = parseClientFrame(bytes.toString('utf8'));
     if (!parsed.ok) {
-      const detail = parsed.type === 'start' ? parsed.detail : `the first frame must be a valid start frame: ${parsed.detail}`;
+      const own = parsed.type === 'start' || parsed.type === 'feedback' || parsed.type === 'client_error';
+      const detail = own ? parsed.detail : `the first frame must be a valid start frame: ${parsed.detail}`;
       return this.fail('invalid_start_frame', detail);
     }
     if (parsed.frame.type === 'feedback' || parsed.frame.type === 'client_error') return this.onOneShot(parsed.frame);
     if (parsed.frame.type !== 'start') return this.fail('invalid_start_frame', `the first frame must be start, got ${parsed.frame.type}`);
+    const start = parsed.frame;
     this.backlog = [];
-    void this.onStart(parsed.frame).finally(() => {
+    this.onStart(start).catch((error: unknown) => {
+      this.server.log.error({ err: error instanceof Error ? error.stack : String(error), session_id: start.session_id }, 'opening the session failed');
+      this.fail('internal_error', 'internal error while opening the session');
+    }).finally(() => {
       const waiting = this.backlog ?? [];
       this.backlog = undefined;
       for (const frame of waiting) this.onMessage(frame.bytes, frame.isBinary);
@@ -169,6 +174,9 @@ export class Connection implements RegisteredSession {
       },
       onControl: (text) => {
         try {
+          if (text.length > this.server.config.MAX_FRAME_BYTES) {
+            return this.sendError('frame_too_large', `control message of ${text.length} characters exceeds MAX_FRAME_BYTES (${this.server.config.MAX_FRAME_BYTES})`);
+          }
           this.onText(text);
         } catch (error) {
           this.server.log.error({ err: error instanceof Error ? error.stack : String(error) }, 'control frame handling failed');
@@ -200,9 +208,24 @@ export class Connection implements RegisteredSession {
     this.teardown(closeCode);
   }
 
+  /** Never throws: it runs in socket and peer event handlers, where an exception ends the process. */
   private teardown(code: number): void {
     if (this.ended) return;
     this.ended = true;
+    try {
+      this.release(code);
+    } catch (error) {
+      this.server.log.error({ err: error instanceof Error ? error.stack : String(error), session_id: this.sessionId }, 'ending the session failed');
+      this.session?.close();
+    } finally {
+      if (this.registered) {
+        this.registered = false;
+        this.server.sessions.remove(this);
+      }
+    }
+  }
+
+  private release(code: number): void {
     clearTimeout(this.startTimer);
     clearTimeout(this.expiryTimer);
     if (!this.session) this.webrtc?.close();
@@ -216,10 +239,6 @@ export class Connection implements RegisteredSession {
         session.close();
       }
       session.log.info({ close_code: code, stashed: code !== 1000 }, 'session ended');
-    }
-    if (this.registered) {
-      this.registered = false;
-      this.server.sessions.remove(this);
     }
   }
 }

@@ -142,16 +142,22 @@ export class Connection implements RegisteredSession {
   }
 
   private async onStart(start: StartFrame): Promise<void> {
-    const prepared = await prepareSession(this.server, this.handshake, start);
-    if (this.ended) return;
+    this.sessionId = start.session_id;
+    const prepared = await prepareSession(this.server, this.handshake, start, { admit: () => this.admit() });
+    if (this.ended) {
+      // The socket went while the token was being taken: the conversation waits for it again.
+      if (prepared.ok && prepared.resumedFrom) {
+        const { token, entry, expiresAt } = prepared.resumedFrom;
+        void this.server.stash.put(token, entry, Math.max(1, expiresAt - Date.now()));
+      }
+      return;
+    }
     if (!prepared.ok) {
+      this.leaveRegistry();
       // A failed resume leaves the socket open: the client may start fresh on it.
       if (prepared.code === 'resume_failed') return this.sendError(prepared.code, prepared.detail);
       return this.fail(prepared.code, prepared.detail);
     }
-    this.sessionId = start.session_id;
-    if (!this.server.sessions.tryAdd(this)) return this.fail('server_busy', 'the server is at MAX_SESSIONS; retry later');
-    this.registered = true;
     clearTimeout(this.startTimer);
     this.account = prepared.credential.account;
     if (prepared.credential.kind === 'scoped') this.armExpiry(prepared.credential.expiresAt);
@@ -187,6 +193,18 @@ export class Connection implements RegisteredSession {
     this.startTimer = setTimeout(() => this.fail('start_timeout', 'the WebRTC call did not connect in time'), this.server.config.START_TIMEOUT_MS * 3);
   }
 
+  private admit(): boolean {
+    if (this.ended || !this.server.sessions.tryAdd(this)) return false;
+    this.registered = true;
+    return true;
+  }
+
+  private leaveRegistry(): void {
+    if (!this.registered) return;
+    this.registered = false;
+    this.server.sessions.remove(this);
+  }
+
   /** SPEC: expiry also ends a connection still using the key (and the call stays resumable). */
   private armExpiry(expiresAt: number): void {
     const delay = Math.min(Math.max(0, expiresAt - Date.now()), 2 ** 31 - 1);
@@ -218,10 +236,7 @@ export class Connection implements RegisteredSession {
       this.server.log.error({ err: error instanceof Error ? error.stack : String(error), session_id: this.sessionId }, 'ending the session failed');
       this.session?.close();
     } finally {
-      if (this.registered) {
-        this.registered = false;
-        this.server.sessions.remove(this);
-      }
+      this.leaveRegistry();
     }
   }
 

@@ -79,6 +79,12 @@ export class TurnRunner {
   private speech: SpeechTurn | undefined;
   private resolveDone!: (record: TurnRecord) => void;
   readonly done: Promise<TurnRecord> = new Promise((resolve) => (this.resolveDone = resolve));
+  private resolveSettled!: () => void;
+  /**
+   * Resolves once the reply's work has stopped, after `done`: an interrupted tool round has
+   * recorded its results in the history (the resume snapshot waits for this).
+   */
+  readonly settled: Promise<void> = new Promise((resolve) => (this.resolveSettled = resolve));
 
   constructor(
     private readonly ctx: TurnContext,
@@ -150,6 +156,8 @@ export class TurnRunner {
       // SPEC: a model failure ends only this turn; the conversation goes on, so it is retryable.
       this.ctx.send(errorFrame('model_error', `the model failed: ${detail}`));
       this.finish('error');
+    } finally {
+      this.resolveSettled();
     }
   }
 

@@ -248,8 +248,14 @@ export class Connection implements RegisteredSession {
     if (session) {
       // 1000 is a clean end (the client closed, or the call ended): nothing to resume.
       if (code !== 1000) {
-        const snapshot = session.detach();
-        void this.server.stash.put(this.resumeToken, { account: this.account, sessionId: this.sessionId, snapshot }, this.server.config.RESUME_TTL_S * 1000);
+        const entry = { account: this.account, sessionId: this.sessionId };
+        session
+          .detach()
+          .then((snapshot) => this.server.stash.put(this.resumeToken, { ...entry, snapshot }, this.server.config.RESUME_TTL_S * 1000))
+          .catch((error: unknown) => {
+            this.server.log.error({ err: error instanceof Error ? error.stack : String(error), session_id: this.sessionId }, 'stashing the session failed');
+            session.close();
+          });
       } else {
         session.close();
       }

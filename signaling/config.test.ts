@@ -27,6 +27,7 @@ describe('loadConfig', () => {
     expect(config.MAX_FRAME_BYTES).toBeGreaterThan(0);
     expect(config.RESUME_TTL_S).toBe(150);
     expect(config.TRUST_PROXY).toBe(false);
+    expect(config.DEV_ROUTES).toBe('off');
   });
 
   it('WEBRTC_MEDIA_WORKERS: one per core beyond the first (1 to 4) by default, 0 allowed, negatives refused', () => {

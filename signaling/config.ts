@@ -19,8 +19,11 @@ export const ConfigSchema = z.object({
 
   SCOPED_KEY_TTL_S: positiveInt.default(7800),
   SCOPED_KEY_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
-  /** auto: the dev key route is on only while HOST is a loopback address. */
-  DEV_ROUTES: z.enum(['auto', 'on', 'off']).default('auto'),
+  /**
+   * POST /dev/session-key for the demo page: off unless asked for (on; or auto, meaning on while
+   * HOST is a loopback address). Even when on it answers loopback pages only.
+   */
+  DEV_ROUTES: z.enum(['auto', 'on', 'off']).default('off'),
 
   MAX_SESSIONS: positiveInt.default(1000),
   MAX_FRAME_BYTES: positiveInt.default(262144),

@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import type { ServerContext } from '../context.ts';
 import { sendHttpError } from './http-error.ts';
 import { devRoutesEnabled, mountDevRoutes } from './dev-routes.ts';
+import { isLoopbackAddress } from './loopback-request.ts';
 import { mountSessionKeys } from './session-keys-route.ts';
 import { mountStatic } from './static-routes.ts';
 
@@ -29,7 +30,10 @@ export function createHttpApp(server: ServerContext): Koa {
     ctx.body = { status: server.draining ? 'draining' : 'ok', sessions: server.sessions.size };
   });
   mountSessionKeys(router, server);
-  if (devRoutesEnabled(server)) mountDevRoutes(router, server);
+  if (devRoutesEnabled(server)) {
+    mountDevRoutes(router, server);
+    if (!isLoopbackAddress(server.config.HOST)) server.log.warn({ host: server.config.HOST }, 'DEV_ROUTES is on while listening beyond loopback: the dev key route still answers only pages on this machine');
+  }
   mountStatic(router);
 
   app.use(router.routes());

@@ -47,7 +47,7 @@ export class Session implements VoiceHost {
     readonly settings: SessionSettings,
     private readonly deps: SessionDeps,
   ) {
-    this.history = new ConversationHistory(settings.instructions);
+    this.history = new ConversationHistory(settings.instructions, deps.historyMaxChars);
     this.log = deps.log;
     const send = (frame: ServerFrame): void => this.send(frame);
     this.desk = new ToolDesk(

@@ -36,6 +36,11 @@ export const ConfigSchema = z.object({
   /** Unsent bytes past which a client counts as behind; behind for SLOW_CONSUMER_MS, it is closed. */
   SEND_BACKLOG_LIMIT_BYTES: positiveInt.default(1048576),
   SLOW_CONSUMER_MS: positiveInt.default(5000),
+  /**
+   * Characters of conversation a session keeps for the model; past it the oldest messages are
+   * dropped (one note says so), so a model request never outgrows instructions + this.
+   */
+  HISTORY_MAX_CHARS: z.coerce.number().int().min(4000).default(100_000),
 
   GREETING: z.string().min(1).max(2000).default('Hello! How can I help you today?'),
   DEFAULT_VOICE: z.string().min(1).default('slt'),

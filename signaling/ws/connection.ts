@@ -63,6 +63,7 @@ export class Connection implements RegisteredSession {
   }
 
   private onMessage(bytes: Buffer, isBinary: boolean): void {
+    this.transport.checkBacklog();
     if (this.backlog) {
       this.backlog.push({ bytes, isBinary });
       return;

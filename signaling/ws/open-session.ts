@@ -91,6 +91,7 @@ export async function prepareSession(server: ServerContext, handshake: Handshake
       interactions: { INTERACTION_QUEUE_DEADLINE_S: config.INTERACTION_QUEUE_DEADLINE_S, INTERACTION_QUEUE_DEADLINE_ROUNDS: config.INTERACTION_QUEUE_DEADLINE_ROUNDS },
     },
     endCallGraceMs: config.END_CALL_GRACE_MS,
+    historyMaxChars: config.HISTORY_MAX_CHARS,
     signOff: config.WRAP_UP_SIGN_OFF,
     ...(settings.modality === 'voice' && server.voice.ok ? { voice: server.voice } : {}),
   };

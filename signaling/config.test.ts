@@ -94,6 +94,19 @@ describe('loadConfig', () => {
     expect(rejection({ ALLOWED_ORIGINS: 'https://a.example/path' }).message).toContain('ALLOWED_ORIGINS');
   });
 
+  it('hardening limits: documented defaults, bad values refused', () => {
+    const config = loadConfig({});
+    expect(config.HISTORY_MAX_CHARS).toBe(100_000);
+    expect(config.AUTH_FAILURES_PER_ADDRESS).toBe(20);
+    expect(config.AUTH_FAILURE_WINDOW_S).toBe(60);
+    expect(config.RESUME_FAILURES_PER_CONNECTION).toBe(5);
+    expect(config.REPORTS_MAX_BYTES).toBe(10 * 1024 * 1024);
+    for (const name of ['HISTORY_MAX_CHARS', 'AUTH_FAILURES_PER_ADDRESS', 'AUTH_FAILURE_WINDOW_S', 'RESUME_FAILURES_PER_CONNECTION', 'REPORTS_MAX_BYTES']) {
+      expect(rejection({ [name]: '0' }).message).toContain(name);
+    }
+    expect(rejection({ HISTORY_MAX_CHARS: '100' }).message).toContain('HISTORY_MAX_CHARS');
+  });
+
   it('names every bad variable at once', () => {
     const error = rejection({ PORT: 'abc', MAX_SESSIONS: '0' });
     expect(error.message).toContain('PORT');

@@ -15,6 +15,8 @@ export const ConfigSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port.default(8080),
   DATA_DIR: z.string().min(1).default('./data'),
+  /** Feedback or client-error reports kept per file before it is rotated to `<file>.1`. */
+  REPORTS_MAX_BYTES: z.coerce.number().int().min(65536).default(10 * 1024 * 1024),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   SCOPED_KEY_TTL_S: positiveInt.default(7800),
@@ -26,6 +28,11 @@ export const ConfigSchema = z.object({
   DEV_ROUTES: z.enum(['auto', 'on', 'off']).default('off'),
 
   MAX_SESSIONS: positiveInt.default(1000),
+  /** Failed key checks and resume attempts one address may make per AUTH_FAILURE_WINDOW_S. */
+  AUTH_FAILURES_PER_ADDRESS: positiveInt.default(20),
+  AUTH_FAILURE_WINDOW_S: positiveInt.default(60),
+  /** Failed resume attempts on one socket before it is closed. */
+  RESUME_FAILURES_PER_CONNECTION: positiveInt.default(5),
   MAX_FRAME_BYTES: positiveInt.default(262144),
   START_TIMEOUT_MS: positiveInt.default(10000),
   HEARTBEAT_INTERVAL_MS: positiveInt.default(15000),

@@ -37,11 +37,15 @@ export class Connection implements RegisteredSession {
   private registered = false;
   private failing = false;
   private ended = false;
+  /** Resume attempts refused on this socket: past RESUME_FAILURES_PER_CONNECTION it is closed. */
+  private failedResumes = 0;
 
   constructor(
     private readonly ws: WebSocket,
     private readonly server: ServerContext,
     private readonly handshake: HandshakeAuth | undefined,
+    /** The client's address, for the failed-attempt counts. */
+    private readonly address: string,
   ) {
     this.transport = new WebSocketTransport(ws, server.config, (code, detail) => this.fail(code, detail));
     this.frames = this.transport;
@@ -130,8 +134,11 @@ export class Connection implements RegisteredSession {
   private onOneShot(frame: ClientFrameOf<'feedback' | 'client_error'>): void {
     clearTimeout(this.startTimer);
     void acceptOneShot(this.server, this.handshake, frame).then(
-      (result) => {
-        if (!result.ok) return this.fail('unauthorized', result.detail);
+      async (result) => {
+        if (!result.ok) {
+          await this.server.attempts.failed(this.address, 'key', result.detail, frame.api_key ?? this.handshake?.token, frame.session_id);
+          return this.fail('unauthorized', result.detail);
+        }
         this.transport.sendFrame(result.ack);
         this.transport.close(1000, 'reported');
       },
@@ -144,6 +151,8 @@ export class Connection implements RegisteredSession {
 
   private async onStart(start: StartFrame): Promise<void> {
     this.sessionId = start.session_id;
+    const waitMs = await this.server.attempts.refusedFor(this.address);
+    if (waitMs !== undefined) return this.tooManyAttempts(waitMs);
     const prepared = await prepareSession(this.server, this.handshake, start, { admit: () => this.admit() });
     if (this.ended) {
       // The socket went while the token was being taken: the conversation waits for it again.
@@ -155,9 +164,15 @@ export class Connection implements RegisteredSession {
     }
     if (!prepared.ok) {
       this.leaveRegistry();
-      // A failed resume leaves the socket open: the client may start fresh on it.
-      if (prepared.code === 'resume_failed') return this.sendError(prepared.code, prepared.detail);
-      return this.fail(prepared.code, prepared.detail);
+      if (prepared.code === 'unauthorized') await this.server.attempts.failed(this.address, 'key', prepared.detail, start.api_key ?? this.handshake?.token, start.session_id);
+      if (prepared.code !== 'resume_failed') return this.fail(prepared.code, prepared.detail);
+      // A failed resume leaves the socket open: the client may start fresh on it, a few times.
+      await this.server.attempts.failed(this.address, 'resume', prepared.detail, start.resume_token, start.session_id);
+      this.failedResumes += 1;
+      if (this.failedResumes >= this.server.config.RESUME_FAILURES_PER_CONNECTION) {
+        return this.fail('too_many_attempts', `${this.failedResumes} resume attempts failed on this socket; open a new one to start fresh`);
+      }
+      return this.sendError(prepared.code, prepared.detail);
     }
     clearTimeout(this.startTimer);
     this.account = prepared.credential.account;
@@ -192,6 +207,15 @@ export class Connection implements RegisteredSession {
       onGone: () => this.teardown(this.webrtcTransport?.closeCode ?? 1006),
     });
     this.startTimer = setTimeout(() => this.fail('start_timeout', 'the WebRTC call did not connect in time'), this.server.config.START_TIMEOUT_MS * 3);
+  }
+
+  private tooManyAttempts(waitMs: number): void {
+    if (this.ended || this.failing) return;
+    this.failing = true;
+    const seconds = Math.ceil(waitMs / 1000);
+    this.frames.sendFrame({ ...errorFrame('too_many_attempts', `too many failed attempts from this address; retry in ${seconds} s`), retry_after_ms: waitMs });
+    this.frames.close(WS_ERRORS.too_many_attempts.close, 'too_many_attempts');
+    this.teardown(WS_ERRORS.too_many_attempts.close);
   }
 
   private admit(): boolean {

@@ -5,6 +5,7 @@ import type { ServerContext } from '../context.ts';
 import { checkKey } from '../keys/credentials.ts';
 import { bearerToken } from '../http/json-body.ts';
 import type { HandshakeAuth } from './authenticate.ts';
+import { clientAddress } from '../failed-attempts.ts';
 import { Connection } from './connection.ts';
 import { checkUpgrade, type UpgradeRefusal } from './upgrade-check.ts';
 
@@ -31,14 +32,22 @@ export function attachWebSocketServer(http: Server, server: ServerContext): Atta
   const wss = new WebSocketServer({ noServer: true, maxPayload: hardCap, perMessageDeflate: false });
   const liveness = new WeakMap<WebSocket, Liveness>();
 
-  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+  const onUpgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
     const refused = checkUpgrade(req, server.config.ALLOWED_ORIGINS);
     if (refused) return refuse(socket, refused);
+    const address = clientAddress(req, server.config.TRUST_PROXY);
+    const waitMs = await server.attempts.refusedFor(address);
+    if (waitMs !== undefined) {
+      return refuse(socket, { status: 429, code: 'too_many_attempts', detail: `too many failed attempts from this address; retry in ${Math.ceil(waitMs / 1000)} s`, retryAfterMs: waitMs });
+    }
     let handshake: HandshakeAuth | undefined;
     const token = bearerToken(req.headers.authorization);
     if (req.headers.authorization !== undefined) {
       const checked = checkKey(token, { store: server.keys, secret: server.secret });
-      if (!checked.ok) return refuse(socket, { status: 401, code: 'unauthorized', detail: `key not accepted (${checked.reason})` });
+      if (!checked.ok) {
+        await server.attempts.failed(address, 'key', checked.reason, token ?? req.headers.authorization);
+        return refuse(socket, { status: 401, code: 'unauthorized', detail: `key not accepted (${checked.reason})` });
+      }
       handshake = { token: token as string, credential: checked.credential };
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
@@ -47,7 +56,7 @@ export function attachWebSocketServer(http: Server, server: ServerContext): Atta
         const state = liveness.get(ws);
         if (state) state.alive = true;
       });
-      new Connection(ws, server, handshake);
+      new Connection(ws, server, handshake, address);
     });
   };
 
@@ -56,12 +65,10 @@ export function attachWebSocketServer(http: Server, server: ServerContext): Atta
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // Node hands over the socket without an error listener: a peer that resets it would crash us.
     socket.on('error', (err) => server.log.debug({ err: err.message }, 'upgrade socket error'));
-    try {
-      onUpgrade(req, socket, head);
-    } catch (error) {
+    onUpgrade(req, socket, head).catch((error: unknown) => {
       server.log.error({ err: error instanceof Error ? error.stack : String(error) }, 'upgrade handling failed');
       refuse(socket, { status: 400, code: 'invalid_request', detail: 'the upgrade request could not be handled' });
-    }
+    });
   });
 
   const heartbeat = setInterval(() => {
@@ -93,12 +100,19 @@ export function attachWebSocketServer(http: Server, server: ServerContext): Atta
   };
 }
 
-const REASONS = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found' } as const;
+const REASONS = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests' } as const;
 
-function refuse(socket: Duplex, refusal: UpgradeRefusal | { status: 401; code: 'unauthorized'; detail: string }): void {
+type Refusal =
+  | UpgradeRefusal
+  | { status: 401; code: 'unauthorized'; detail: string }
+  | { status: 429; code: 'too_many_attempts'; detail: string; retryAfterMs: number };
+
+function refuse(socket: Duplex, refusal: Refusal): void {
   if (socket.destroyed) return;
-  const body = JSON.stringify({ code: refusal.code, detail: refusal.detail, retryable: false });
+  const retry = 'retryAfterMs' in refusal;
+  const body = JSON.stringify({ code: refusal.code, detail: refusal.detail, retryable: retry, ...(retry ? { retry_after_ms: refusal.retryAfterMs } : {}) });
+  const retryAfter = retry ? `Retry-After: ${Math.ceil(refusal.retryAfterMs / 1000)}\r\n` : '';
   socket.end(
-    `HTTP/1.1 ${refusal.status} ${REASONS[refusal.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${refusal.status} ${REASONS[refusal.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retryAfter}Connection: close\r\n\r\n${body}`,
   );
 }

@@ -1,28 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeOpenAiServer, type FakeOpenAiServer } from '../testing/fake-openai-server.ts';
+import { describe, expect, it } from 'vitest';
 import { say, sid, textStart } from '../../signaling/testing/conversation.ts';
-import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
+import { useServerWithFakeModel } from '../../signaling/testing/fake-model-server.ts';
 import { startSession } from '../../signaling/testing/ws-test-client.ts';
 
 /** A long call with long turns: the model request stays within instructions + HISTORY_MAX_CHARS. */
-let fake: FakeOpenAiServer;
-let t: TestServer;
-beforeAll(async () => {
-  fake = await startFakeOpenAiServer();
-  t = await startTestServer({ LLM_PROVIDER: 'openai', LLM_BASE_URL: fake.url, HISTORY_MAX_CHARS: '20000' });
-});
-afterAll(async () => {
-  await t.stop();
-  await fake.close();
-});
+const servers = useServerWithFakeModel({ HISTORY_MAX_CHARS: '20000' });
 
 describe('HISTORY_MAX_CHARS', () => {
   it('40 turns of 4,000 characters: every model request stays within the budget, the latest turn whole', { timeout: 60000 }, async () => {
     const instructions = 'Answer in one word.';
-    const { client } = await startSession(t.wsUrl, { ...textStart(sid('long'), { greeting: false, instructions }), api_key: t.key });
-    fake.script(() => ({ text: 'Noted.' }));
+    const { client } = await startSession(servers.t.wsUrl, { ...textStart(sid('long'), { greeting: false, instructions }), api_key: servers.t.key });
+    servers.fake.script(() => ({ text: 'Noted.' }));
     for (let i = 0; i < 40; i += 1) await say(client, `turn ${i} ${'w'.repeat(4000)}`);
-    const last = fake.requests.at(-1) as { messages: { role: string; content: string }[] };
+    const last = servers.fake.requests.at(-1) as { messages: { role: string; content: string }[] };
     const [system, ...conversation] = last.messages;
     expect(system!.content).toContain(instructions);
     const size = conversation.reduce((n, m) => n + m.content.length, 0);

@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../session/protocol/limits.ts';
-import { startFakeOpenAiServer, type FakeOpenAiServer } from '../../session/testing/fake-openai-server.ts';
 import { expectAlive, expectFatal, openText, sid, textStart, waitError, WAIT_MS } from '../testing/conversation.ts';
 import { deepArray, deepJson } from '../testing/deep-json.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { useServerWithFakeModel } from '../testing/fake-model-server.ts';
 import { startSession, WsTestClient } from '../testing/ws-test-client.ts';
 
 /**
@@ -13,28 +12,19 @@ import { startSession, WsTestClient } from '../testing/ws-test-client.ts';
  */
 const DEEP = 3000;
 
-let t: TestServer;
-let fake: FakeOpenAiServer;
-beforeAll(async () => {
-  fake = await startFakeOpenAiServer();
-  t = await startTestServer({ LLM_PROVIDER: 'openai', LLM_BASE_URL: fake.url, RESUME_TTL_S: '30' });
-});
-afterAll(async () => {
-  await t.stop();
-  await fake.close();
-});
+const servers = useServerWithFakeModel({ RESUME_TTL_S: '30' });
 
 const tool = { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } };
 
 async function openWithTool(): Promise<{ client: WsTestClient; resumeToken: string; sessionId: string }> {
   const sessionId = sid('deep');
-  const { client, ready } = await startSession(t.wsUrl, { ...textStart(sessionId, { greeting: false, tools: [tool] }), api_key: t.key });
+  const { client, ready } = await startSession(servers.t.wsUrl, { ...textStart(sessionId, { greeting: false, tools: [tool] }), api_key: servers.t.key });
   return { client, resumeToken: ready.resume_token, sessionId };
 }
 
 /** The model calls `lookup` once; resolves with the call id the client saw. */
 async function callLookup(client: WsTestClient): Promise<string> {
-  fake.enqueue({ toolCalls: [{ id: `c-${sid()}`, name: 'lookup', args: { q: 'x' } }] }, { text: 'done looking' });
+  servers.fake.enqueue({ toolCalls: [{ id: `c-${sid()}`, name: 'lookup', args: { q: 'x' } }] }, { text: 'done looking' });
   client.send({ type: 'input_text', text: 'look it up' });
   return (await client.waitFor('tool_call')).id;
 }
@@ -67,7 +57,7 @@ describe('deep JSON in a live session is refused and the session lives on', () =
     // A drop (any close but 1000) copies the session into the resume stash.
     client.ws.close(4000);
     await client.waitClose();
-    const again = await startSession(t.wsUrl, { ...textStart(sessionId, { greeting: false }), api_key: t.key, resume_token: resumeToken });
+    const again = await startSession(servers.t.wsUrl, { ...textStart(sessionId, { greeting: false }), api_key: servers.t.key, resume_token: resumeToken });
     await expectAlive(again.client, 'still there');
     again.client.close();
     client.assertProtocol();
@@ -93,7 +83,7 @@ describe('deep JSON in a live session is refused and the session lives on', () =
 
   it('a model whose tool call arguments nest too deeply: the call is dropped, the reply ends, the session goes on', async () => {
     const { client } = await openWithTool();
-    fake.enqueue({ toolCalls: [{ name: 'lookup', args: `{"q":${deepJson(DEEP, '"x"')}}` }] });
+    servers.fake.enqueue({ toolCalls: [{ name: 'lookup', args: `{"q":${deepJson(DEEP, '"x"')}}` }] });
     client.send({ type: 'input_text', text: 'look deeply' });
     await client.waitFor('done');
     expect(client.all('tool_call')).toHaveLength(0);
@@ -105,26 +95,26 @@ describe('deep JSON in a live session is refused and the session lives on', () =
 
 describe('deep JSON where a session has not started', () => {
   it('a start frame with deep tool parameters → invalid_start_frame, close 4400; the process is unharmed', async () => {
-    const client = await WsTestClient.open(t.wsUrl);
-    client.send(`{"type":"start","session_id":"${sid()}","api_key":"${t.key}","mode":{"kind":"service","modality":"text","tools":[{"name":"x","parameters":${deepJson(DEEP)}}]}}`);
+    const client = await WsTestClient.open(servers.t.wsUrl);
+    client.send(`{"type":"start","session_id":"${sid()}","api_key":"${servers.t.key}","mode":{"kind":"service","modality":"text","tools":[{"name":"x","parameters":${deepJson(DEEP)}}]}}`);
     const error = await expectFatal(client, 'invalid_start_frame', false, 4400);
     expect(error.detail).toContain('deeper than');
-    const live = await openText(t, { greeting: false });
+    const live = await openText(servers.t, { greeting: false });
     await expectAlive(live.client);
     live.client.close();
   });
 
   it('a one-shot client_error with a deep context → refused with the depth named, nothing stored', async () => {
-    const client = await WsTestClient.open(t.wsUrl);
-    client.send(`{"type":"client_error","session_id":"s1","api_key":"${t.key}","detail":"boom","context":${deepJson(DEEP)}}`);
+    const client = await WsTestClient.open(servers.t.wsUrl);
+    client.send(`{"type":"client_error","session_id":"s1","api_key":"${servers.t.key}","detail":"boom","context":${deepJson(DEEP)}}`);
     const error = await expectFatal(client, 'invalid_start_frame', false, 4400);
     expect(error.detail).toContain('client_error: JSON nested deeper');
   });
 
   it('an HTTP body nested too deeply → 400 invalid_request', async () => {
-    const response = await fetch(`${t.url}/api/v1/session-keys`, {
+    const response = await fetch(`${servers.t.url}/api/v1/session-keys`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${servers.t.key}`, 'content-type': 'application/json' },
       body: `{"session_id":"s1","x":${deepArray(5000)}}`,
     });
     expect(response.status).toBe(400);

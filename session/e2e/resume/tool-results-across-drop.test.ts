@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeOpenAiServer, type FakeOpenAiServer } from '../../testing/fake-openai-server.ts';
+import { describe, expect, it } from 'vitest';
 import { eventually, sid, textStart, waitError, WAIT_MS } from '../../../signaling/testing/conversation.ts';
-import { startTestServer, type TestServer } from '../../../signaling/testing/test-server.ts';
+import { useServerWithFakeModel } from '../../../signaling/testing/fake-model-server.ts';
 import { startSession, WsTestClient } from '../../../signaling/testing/ws-test-client.ts';
 
 /**
@@ -10,21 +9,12 @@ import { startSession, WsTestClient } from '../../../signaling/testing/ws-test-c
  * taken after the interrupted round records it), take the open call's result, and recognise a
  * re-sent result as already answered.
  */
-let fake: FakeOpenAiServer;
-let t: TestServer;
-beforeAll(async () => {
-  fake = await startFakeOpenAiServer();
-  t = await startTestServer({ LLM_PROVIDER: 'openai', LLM_BASE_URL: fake.url, RESUME_TTL_S: '30' });
-});
-afterAll(async () => {
-  await t.stop();
-  await fake.close();
-});
+const servers = useServerWithFakeModel({ RESUME_TTL_S: '30' });
 
 const tools = ['alpha', 'beta'].map((name) => ({ name, parameters: { type: 'object', properties: {} } }));
 
 type Message = { role: string; content: string | null; tool_call_id?: string };
-const lastRequestText = (): string => JSON.stringify((fake.requests.at(-1) as { messages: Message[] }).messages);
+const lastRequestText = (): string => JSON.stringify((servers.fake.requests.at(-1) as { messages: Message[] }).messages);
 const occurrences = (haystack: string, needle: string): number => haystack.split(needle).length - 1;
 
 /** Waits until the server has handled every frame sent so far (set_voice is answered in order). */
@@ -37,27 +27,27 @@ async function flush(client: WsTestClient, voice: string): Promise<void> {
 describe('a tool result across a drop', () => {
   it('arrived before the drop: kept; the other call takes its result after the resume; a re-send changes nothing', async () => {
     const sessionId = sid('two-calls');
-    const { client, ready } = await startSession(t.wsUrl, { ...textStart(sessionId, { greeting: false, tools }), api_key: t.key });
+    const { client, ready } = await startSession(servers.t.wsUrl, { ...textStart(sessionId, { greeting: false, tools }), api_key: servers.t.key });
     const voice = ready.voice;
     const [idA, idB] = [`a-${sid()}`, `b-${sid()}`];
-    fake.enqueue({ toolCalls: [{ id: idA, name: 'alpha', args: {} }, { id: idB, name: 'beta', args: {} }] });
+    servers.fake.enqueue({ toolCalls: [{ id: idA, name: 'alpha', args: {} }, { id: idB, name: 'beta', args: {} }] });
     client.send({ type: 'input_text', text: 'run both' });
     await client.waitFor('tool_call', (f) => f.id === idB);
     client.send({ type: 'tool_result', id: idA, content: 'ALPHA-RESULT', outcome: 'succeeded', verified: true });
     await flush(client, voice);
     client.ws.terminate();
     await client.waitClose();
-    await eventually(() => t.server.context.stash.size > 0, WAIT_MS, 'the conversation to be stashed');
+    await eventually(() => servers.t.server.context.stash.size > 0, WAIT_MS, 'the conversation to be stashed');
 
-    const again = await startSession(t.wsUrl, { ...textStart(sessionId, { greeting: false }), api_key: t.key, resume_token: ready.resume_token });
-    fake.enqueue({ text: 'Beta is in.' });
+    const again = await startSession(servers.t.wsUrl, { ...textStart(sessionId, { greeting: false }), api_key: servers.t.key, resume_token: ready.resume_token });
+    servers.fake.enqueue({ text: 'Beta is in.' });
     const after = again.client.frames.length;
     again.client.send({ type: 'tool_result', id: idB, content: 'BETA-RESULT', outcome: 'succeeded', verified: true });
     // The late result is told when the floor is free.
     await again.client.waitFor('done', () => true, WAIT_MS, after);
 
     const asked = again.client.frames.length;
-    fake.enqueue({ text: 'Both done.' }, { text: 'Still both.' });
+    servers.fake.enqueue({ text: 'Both done.' }, { text: 'Still both.' });
     again.client.send({ type: 'input_text', text: 'what did they say?' });
     await again.client.waitFor('done', (f) => f.status === 'completed', WAIT_MS, asked);
     await eventually(() => lastRequestText().includes('what did they say?'), WAIT_MS, 'the model request');

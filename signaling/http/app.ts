@@ -12,7 +12,14 @@ export function createHttpApp(server: ServerContext): Koa {
   const app = new Koa({ proxy: server.config.TRUST_PROXY });
   const router = new Router();
 
+  // Errors koa meets outside a handler (a client that breaks HTTP mid-request) go to our log,
+  // not to stderr.
+  app.silent = true;
+  app.on('error', (error: Error) => server.log.debug({ err: error.message }, 'http connection error'));
+
   app.use(async (ctx, next) => {
+    // A request target that is no URL (e.g. `//x:99999/`) makes every later ctx.path throw.
+    if (!hasPath(ctx)) return sendHttpError(ctx, 'invalid_request', 'the request target is not a valid path');
     try {
       await next();
       if (ctx.body === undefined || ctx.body === null) {
@@ -20,7 +27,7 @@ export function createHttpApp(server: ServerContext): Koa {
         else if (ctx.status === 405) sendHttpError(ctx, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`);
       }
     } catch (error) {
-      server.log.error({ err: error instanceof Error ? error.stack : String(error), path: ctx.path }, 'http handler failed');
+      server.log.error({ err: error instanceof Error ? error.stack : String(error), url: ctx.url.slice(0, 256) }, 'http handler failed');
       sendHttpError(ctx, 'internal_error', 'internal error', true);
     }
   });
@@ -39,4 +46,12 @@ export function createHttpApp(server: ServerContext): Koa {
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
   return app;
+}
+
+function hasPath(ctx: Koa.Context): boolean {
+  try {
+    return typeof ctx.path === 'string';
+  } catch {
+    return false;
+  }
 }

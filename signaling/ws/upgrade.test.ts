@@ -63,3 +63,23 @@ describe('ALLOWED_ORIGINS', () => {
     }
   });
 });
+
+describe('HTTP requests no URL parser accepts', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  it.each([
+    ['http://[::1', 400, 'invalid_request'],
+    ['//x:99999/healthz', 404, 'not_found'],
+  ])('target %s → %i %s (JSON), and the server answers on', async (target, status, code) => {
+    const answer = await rawExchange(t.server.port, `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+    expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    expect(answer).toContain(`"code":"${code}"`);
+    expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+  });
+});

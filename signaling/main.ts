@@ -19,6 +19,10 @@ async function main(): Promise<void> {
   if (!devRoutesEnabled(server.context)) {
     process.stdout.write('parley: the demo page needs a key: paste one from `npm run keys -- create --account you`, or start with DEV_ROUTES=on (pages on this machine only)\n');
   }
+  // No recogniser with an English model installs through npm alone (README: "Voice with no
+  // system packages"), so a fresh machine says once, plainly, what voice needs.
+  const voice = server.context.voice;
+  if (!voice.ok) process.stdout.write(`parley: voice is off, text works: ${voice.reason}\n`);
   const shutdown = (signal: string): void => {
     server.context.log.info({ signal }, 'shutdown requested');
     // A second signal, or a drain that overruns its bound, exits at once.

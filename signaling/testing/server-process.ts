@@ -1,119 +1,80 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { KeyStore } from '../keys/key-store.ts';
 
-const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
- * The real server (signaling/main.ts) in a process of its own, on a kernel-chosen loopback port,
- * with its own data directory and a persistent key: a test that must see the process die (a
- * crash, a signal) cannot run the server inside its own process.
+ * The server started as a user starts it (a command line, a directory, an environment), for
+ * tests of what the docs and the deploy recipe tell people to run. Resolves once it printed its
+ * `parley: listening on <url>` line; stdout so far is kept for further lines.
  */
-export class ServerProcess {
-  /** Set when the process ended: its exit code or signal. */
-  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  readonly exited: Promise<void>;
-  private readonly stderr: string[] = [];
-  private stdout = '';
+export interface ServerProcess {
+  readonly child: ChildProcess;
+  /** http://host:port from the listening line. */
+  readonly url: string;
+  stdout(): string;
+  stderr(): string;
+  readonly exited: Promise<number | null>;
+  /** SIGTERM (the server drains) and the exit code; the whole process group is killed after `graceMs`. */
+  stop(graceMs?: number): Promise<number | null>;
+}
 
-  private constructor(
-    readonly child: ChildProcess,
-    readonly url: string,
-    readonly key: string,
-    readonly dataDir: string,
-    exited: Promise<void>,
-    stderr: string[],
-  ) {
-    this.exited = exited;
-    this.stderr = stderr;
-  }
-
-  get wsUrl(): string {
-    return `${this.url.replace(/^http/, 'ws')}/ws`;
-  }
-
-  get port(): number {
-    return Number(new URL(this.url).port);
-  }
-
-  /** The last lines the server wrote to stderr (an uncaught exception lands here). */
-  stderrTail(chars = 4000): string {
-    return this.stderr.join('').slice(-chars);
-  }
-
-  /** The last of what the server wrote to stdout (its log lines, with LOG_LEVEL set). */
-  stdoutTail(chars = 20_000): string {
-    return this.stdout.slice(-chars);
-  }
-
-  /**
-   * Starts `node --import tsx signaling/main.ts` (or `command` with its arguments, e.g. the
-   * documented start command) and resolves once it prints its "listening on" line.
-   */
-  static async start(env: Record<string, string> = {}, command?: { file: string; args: string[]; detached?: boolean }): Promise<ServerProcess> {
-    const dataDir = mkdtempSync(join(tmpdir(), 'parley-proc-'));
-    const keys = KeyStore.open(dataDir);
-    const key = keys.create('fuzz').key;
-    keys.close();
-    const child = spawn(command?.file ?? process.execPath, command?.args ?? ['--import', 'tsx', 'signaling/main.ts'], {
-      cwd: REPO,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', LOCAL_LLM_WORD_DELAY_MS: '0', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: command?.detached ?? false,
-    });
-    const stderr: string[] = [];
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr.push(String(chunk));
-      if (stderr.length > 400) stderr.splice(0, stderr.length - 400);
-    });
-    let process_: ServerProcess | undefined;
-    const exited = new Promise<void>((done) =>
-      child.once('exit', (code, signal) => {
-        if (process_) process_.exit = { code, signal };
-        done();
-      }),
-    );
+export async function spawnServerProcess(argv: string[], options: { cwd?: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<ServerProcess> {
+  const [command, ...args] = argv;
+  // Its own process group, so a failed test takes every process it started down with it.
+  const child = spawn(command!, args, { cwd: options.cwd ?? REPO_ROOT, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const killGroup = (): void => {
     try {
-      const url = await new Promise<string>((ok, fail) => {
-        let out = '';
-        const timer = setTimeout(() => fail(new Error(`the server did not start within 30 s: ${stderr.join('').slice(-2000)}`)), 30_000);
-        child.stdout?.on('data', (chunk: Buffer) => {
-          out += String(chunk);
-          const m = /listening on (http:\/\/\S+?)\s/.exec(out);
-          if (m?.[1]) {
-            clearTimeout(timer);
-            ok(m[1]);
-          }
-        });
-        child.once('exit', (code, signal) => {
-          clearTimeout(timer);
-          fail(new Error(`the server exited before listening (${code ?? signal}): ${stderr.join('').slice(-2000)}`));
-        });
-      });
-      process_ = new ServerProcess(child, url, key, dataDir, exited, stderr);
-      const started = process_;
-      child.stdout?.on('data', (chunk: Buffer) => {
-        started.stdout = (started.stdout + String(chunk)).slice(-100_000);
-      });
-      return process_;
-    } catch (error) {
-      child.kill('SIGKILL');
-      rmSync(dataDir, { recursive: true, force: true });
-      throw error;
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
     }
-  }
+  };
+  process.once('exit', killGroup);
+  void exited.then(() => process.off('exit', killGroup));
 
-  /** SIGTERM (the server drains), SIGKILL after `graceMs`; removes the data directory. */
-  async stop(graceMs = 8000): Promise<void> {
-    if (!this.exit) {
-      this.child.kill('SIGTERM');
-      const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
-      await this.exited;
-      clearTimeout(timer);
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  let url: string | undefined;
+  while (!(url = /^parley: listening on (\S+) /m.exec(stdout)?.[1])) {
+    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}) before listening: ${stdout}${stderr}`);
+    if (Date.now() > deadline) {
+      killGroup();
+      throw new Error(`server did not listen in time: ${stdout}${stderr}`);
     }
-    rmSync(this.dataDir, { recursive: true, force: true });
+    await new Promise((resolve) => setTimeout(resolve, 25));
   }
+  return {
+    child,
+    url,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited,
+    async stop(graceMs = 15_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const timer = setTimeout(killGroup, graceMs);
+      const code = await exited;
+      clearTimeout(timer);
+      killGroup(); // helpers the server left (it should leave none)
+      return code;
+    },
+  };
+}
+
+/** A port the kernel just handed out on loopback (closed again, so there is a tiny race). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
 }

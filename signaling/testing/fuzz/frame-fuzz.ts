@@ -1,5 +1,5 @@
 import { startFakeOpenAiSpeechServer, toneReply } from '../../../session/testing/fake-openai-speech-server.ts';
-import { ServerProcess } from '../server-process.ts';
+import { FuzzServer } from './fuzz-server.ts';
 import { Canary } from './canary.ts';
 import { CLIENT_FRAME_TYPES, type ClientFrameType } from './frames.ts';
 import { FuzzClient, type FuzzTally } from './fuzz-client.ts';
@@ -65,7 +65,7 @@ export async function runFrameFuzz(options: FrameFuzzOptions): Promise<FrameFuzz
   const speech = await startFakeOpenAiSpeechServer();
   speech.scriptTranscription(() => 'what is 12 times 7');
   speech.scriptSpeech((request) => toneReply(request.input.slice(0, 40)));
-  const server = await ServerProcess.start({
+  const server = await FuzzServer.start({
     ASR_PROVIDER: 'openai', ASR_BASE_URL: speech.url, TTS_PROVIDER: 'openai', TTS_BASE_URL: speech.url,
     TOOL_TIMEOUT_MS: '1500', PERMISSION_TIMEOUT_S: '1', DEFERRED_TIMEOUT_S: '2', END_CALL_GRACE_MS: '300',
     INTERACTION_QUEUE_DEADLINE_S: '0.3', RESUME_TTL_S: '30', START_TIMEOUT_MS: '3000',

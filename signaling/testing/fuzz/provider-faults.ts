@@ -3,7 +3,7 @@ import { concat, loadFixture, roomTone } from '../../../media/testing/audio-stre
 import { int16ToBytes } from '../../../media/pcm.ts';
 import { startFakeOpenAiServer, type FakeReply } from '../../../session/testing/fake-openai-server.ts';
 import { startFakeOpenAiSpeechServer, tone, toneReply, type SpeechReply, type TranscriptionReply } from '../../../session/testing/fake-openai-speech-server.ts';
-import { ServerProcess } from '../server-process.ts';
+import { FuzzServer } from './fuzz-server.ts';
 import { Canary } from './canary.ts';
 import { Inbox, type Frame } from './inbox.ts';
 import type { Rng } from './rng.ts';
@@ -99,7 +99,7 @@ export async function runProviderFaults(rng: Rng, rounds: number): Promise<Fault
     const fault = /Speaking (\S+) now/.exec(request.input)?.[1];
     return fault && TTS_FAULTS[fault] ? TTS_FAULTS[fault].reply() : toneReply(request.input.slice(0, 30));
   });
-  const server = await ServerProcess.start({
+  const server = await FuzzServer.start({
     LLM_PROVIDER: 'openai', LLM_BASE_URL: llm.url, LLM_API_KEY: KEY,
     LLM_TIMEOUT_MS: String(FAULT_TIMEOUTS.first), LLM_IDLE_TIMEOUT_MS: String(FAULT_TIMEOUTS.idle),
     ASR_PROVIDER: 'openai', ASR_BASE_URL: speech.url, ASR_API_KEY: KEY, ASR_TIMEOUT_MS: String(FAULT_TIMEOUTS.first),

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import WebSocket from 'ws';
-import { ServerProcess } from '../server-process.ts';
+import { FuzzServer } from './fuzz-server.ts';
 import type { Rng } from './rng.ts';
 
 /** How the server was started and who gets the signal, as a supervisor would do it. */
@@ -58,9 +58,9 @@ export async function runSignalScenario(scenario: SignalScenario): Promise<Signa
   // LOG_LEVEL info: the server's "stopped" line says its drain ran to the end.
   const env = { DRAIN_TIMEOUT_MS: String(DRAIN_TIMEOUT_MS), LOCAL_LLM_WORD_DELAY_MS: '30', LOG_LEVEL: 'info' };
   const viaStartCommand = scenario.target !== 'server';
-  const server = await ServerProcess.start(env, viaStartCommand ? { file: 'npm', args: ['start', '--silent'], detached: true } : undefined);
+  const server = await FuzzServer.start(env, viaStartCommand ? ['npm', 'start', '--silent'] : undefined);
   const result: SignalResult = { scenario, signalsSent: 0, sessions: 0, drained: 0, exitMs: undefined, exitCode: undefined, leftRunning: false, problems: [] };
-  const pid = server.child.pid!;
+  const pid = server.pid;
   const group = viaStartCommand ? processGroup(pid) : [pid];
   const sessions = await Promise.all([0, 1, 2].map((i) => busySession(server, `sig-${i}`, i === 2)));
   result.sessions = sessions.length;
@@ -105,7 +105,7 @@ export async function runSignalScenario(scenario: SignalScenario): Promise<Signa
 }
 
 /** A session with a reply streaming (and, for one, a client tool call left open). */
-async function busySession(server: ServerProcess, sessionId: string, withTool: boolean): Promise<{ ws: WebSocket; closed: Promise<{ code: number; heardRestarting: boolean }> }> {
+async function busySession(server: FuzzServer, sessionId: string, withTool: boolean): Promise<{ ws: WebSocket; closed: Promise<{ code: number; heardRestarting: boolean }> }> {
   const ws = new WebSocket(server.wsUrl, { perMessageDeflate: false });
   let heardRestarting = false;
   let ready!: () => void;

@@ -1,6 +1,6 @@
 import { runFrameFuzz } from '../signaling/testing/fuzz/frame-fuzz.ts';
 import { runProviderFaults } from '../signaling/testing/fuzz/provider-faults.ts';
-import { Rng } from '../signaling/testing/fuzz/rng.ts';
+import { Rng } from '../session/testing/rng.ts';
 import { randomScenario, runSignalScenario, type SignalResult } from '../signaling/testing/fuzz/signals.ts';
 import { progress } from './lib/stats.ts';
 import type { Row } from './types.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ASR_FAULTS, LLM_FAULTS, runProviderFaults, TTS_FAULTS } from '../testing/fuzz/provider-faults.ts';
-import { Rng } from '../testing/fuzz/rng.ts';
+import { Rng } from '../../session/testing/rng.ts';
 
 /**
  * Provider faults end to end, one round of each (`npm run bench -- fuzz` runs more): the model,

@@ -5,7 +5,7 @@ import { CLIENT_FRAME_TYPES, type ClientFrameType } from './frames.ts';
 import { FuzzClient, type FuzzTally } from './fuzz-client.ts';
 import { MUTATIONS } from './mutations.ts';
 import { fuzzRequests } from './request-fuzz.ts';
-import { Rng } from './rng.ts';
+import { Rng } from '../../../session/testing/rng.ts';
 
 export interface FrameFuzzOptions {
   seed: number;

@@ -1,4 +1,4 @@
-import type { Rng } from './rng.ts';
+import type { Rng } from '../../../session/testing/rng.ts';
 
 /** What a fuzzing client has seen of its session, so valid frames can name real things. */
 export interface FrameContext {

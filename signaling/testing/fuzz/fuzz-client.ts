@@ -2,7 +2,7 @@ import WebSocket from 'ws';
 import { CLIENT_FRAME_TYPES, startFrame, validFrame, type ClientFrameType, type FrameContext } from './frames.ts';
 import { mutate, type Shot } from './mutations.ts';
 import { Inbox, type Frame } from './inbox.ts';
-import type { Rng } from './rng.ts';
+import type { Rng } from '../../../session/testing/rng.ts';
 
 
 /** Mutations that leave big or deep data in a session when it accepts them. */

@@ -1,5 +1,5 @@
 import { CLIENT_FRAME_TYPES } from './frames.ts';
-import type { Rng } from './rng.ts';
+import type { Rng } from '../../../session/testing/rng.ts';
 
 /** One thing a fuzzing client sends: text or binary bytes, and the name of the mutation that made it. */
 export interface Shot {

@@ -6,7 +6,7 @@ import { startFakeOpenAiSpeechServer, tone, toneReply, type SpeechReply, type Tr
 import { FuzzServer } from './fuzz-server.ts';
 import { Canary } from './canary.ts';
 import { Inbox, type Frame } from './inbox.ts';
-import type { Rng } from './rng.ts';
+import type { Rng } from '../../../session/testing/rng.ts';
 
 /** Timeouts the faulty providers run under (small, so a stall costs little). */
 export const FAULT_TIMEOUTS = { first: 600, idle: 400 };

@@ -1,5 +1,5 @@
 import { rawExchange } from '../raw-http.ts';
-import type { Rng } from './rng.ts';
+import type { Rng } from '../../../session/testing/rng.ts';
 
 const TARGETS = ['/ws', '//x:99999/ws', '//ws', 'http://[::1', '*', '', '/ws?%zz', '/%E0%A4%A/ws', '/ws#frag', '/../../etc/passwd', 'ws://127.0.0.1/ws', '/ws/\u0000', '/api/v1/session-keys', '/dev/session-key', '/healthz'];
 const METHODS = ['GET', 'POST', 'get', 'CONNECT', 'PRI', 'OPTIONS'];

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import WebSocket from 'ws';
 import { FuzzServer } from './fuzz-server.ts';
-import type { Rng } from './rng.ts';
+import type { Rng } from '../../../session/testing/rng.ts';
 
 /** How the server was started and who gets the signal, as a supervisor would do it. */
 export type SignalTarget =

@@ -87,10 +87,7 @@ export class TurnRunner {
   private resolveDone!: (record: TurnRecord) => void;
   readonly done: Promise<TurnRecord> = new Promise((resolve) => (this.resolveDone = resolve));
   private resolveSettled!: () => void;
-  /**
-   * Resolves once the reply's work has stopped, after `done`: an interrupted tool round has
-   * recorded its results in the history (the resume snapshot waits for this).
-   */
+  /** Its work has stopped (after `done`): an interrupted tool round's results are recorded. */
   readonly settled: Promise<void> = new Promise((resolve) => (this.resolveSettled = resolve));
 
   constructor(
@@ -194,7 +191,9 @@ export class TurnRunner {
       for await (const event of stream) {
         if (this.finished) return;
         if (event.type === 'text') this.emitText(event.delta);
-        else if (event.type === 'tool_call') this.takeCall(event.call, calls);
+        // A call nested past the JSON bound could not be copied into the resume stash: dropped.
+        else if (event.type === 'tool_call' && nestsTooDeep(event.call.args)) this.ctx.log.warn({ turn_id: this.turnId, tool: event.call.name }, 'dropped a tool call nested too deeply');
+        else if (event.type === 'tool_call') calls.push({ ...event.call, id: this.ctx.claimCallId(event.call.id) });
       }
       if (this.finished || calls.length === 0) return;
       this.ctx.history.fillAssistant(this.slot!, this.roundText, calls);
@@ -223,18 +222,6 @@ export class TurnRunner {
       }
     }
     this.ctx.log.warn({ turn_id: this.turnId }, `reply stopped after ${MAX_TOOL_ROUNDS} tool rounds`);
-  }
-
-  /**
-   * A call the model made joins this round, unless its arguments nest past the JSON bound: such
-   * a call could not be copied into the resume stash or sent, so it is dropped (and logged).
-   */
-  private takeCall(call: ToolCallRequest, calls: ToolCallRequest[]): void {
-    if (nestsTooDeep(call.args)) {
-      this.ctx.log.warn({ turn_id: this.turnId, tool: call.name }, 'dropped a tool call whose arguments nest too deeply');
-      return;
-    }
-    calls.push({ ...call, id: this.ctx.claimCallId(call.id) });
   }
 
   /** Runs one round's calls and records their results; `toolRound` resolves once they are recorded. */

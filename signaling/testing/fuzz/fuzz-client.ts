@@ -64,7 +64,7 @@ export class FuzzClient {
       if (kind === 'bad-utf8' || kind === 'oversize-fatal') await this.until(() => false, 2000);
       // A drop right after a hostile frame: whatever it left in the session is copied into the
       // resume stash at once.
-      else if (HOSTILE.has(kind) && this.rng.chance(0.5)) this.ws.terminate();
+      else if (HOSTILE.has(kind) && this.rng.chance(0.1)) this.ws.terminate();
       // Stay within what the server reads: wait for the socket to drain now and then.
       if (this.ws.bufferedAmount > 256 * 1024 || this.tally.framesSent % 50 === 0) await new Promise((r) => setImmediate(r));
       // A drop now and then: the session is stashed and the next socket may resume it.

@@ -73,7 +73,8 @@ const STRUCTURAL: Array<[string, (frame: Json, rng: Rng) => string]> = [
   ['huge-array', (f, rng) => JSON.stringify(setAt(f, rng.pick(paths(f)), () => Array.from({ length: rng.pick([1000, 20000]) }, (_, i) => i)))],
   // Deep JSON anywhere inside the frame, e.g. in a tool's parameters, where it is otherwise valid.
   ['deep-json', (f, rng) => JSON.stringify(setAt(f, rng.pick(paths(f)), () => '__DEEP__')).replace('"__DEEP__"', deepText(rng.pick([30, 65, 5000, 5000])))],
-  ['duplicate-key', (f, rng) => JSON.stringify(f).replace(/^\{/, `{"type":"${rng.pick(CLIENT_FRAME_TYPES)}",`)],
+  // JSON.parse keeps the last of two equal keys: the frame's body arrives under another type.
+  ['duplicate-key', (f, rng) => JSON.stringify(f).replace(/\}$/, `,"type":"${rng.pick(CLIENT_FRAME_TYPES)}"}`)],
 ];
 
 /** Byte-level mutations of the frame's text, or no frame at all. */

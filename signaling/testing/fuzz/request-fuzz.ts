@@ -1,4 +1,4 @@
-import { rawExchange } from '../raw-http.ts';
+import { rawExchange, upgradeRequest } from '../raw-http.ts';
 import type { Rng } from '../../../session/testing/rng.ts';
 
 const TARGETS = ['/ws', '//x:99999/ws', '//ws', 'http://[::1', '*', '', '/ws?%zz', '/%E0%A4%A/ws', '/ws#frag', '/../../etc/passwd', 'ws://127.0.0.1/ws', '/ws/\u0000', '/api/v1/session-keys', '/dev/session-key', '/healthz'];
@@ -20,10 +20,14 @@ function oddRequest(rng: Rng): string {
   return `${rng.pick(METHODS)} ${target} ${version}\r\n${headers.join('\r\n')}\r\n\r\n${rng.chance(0.2) ? 'hello' : ''}`;
 }
 
-/** Sends `count` odd upgrade and HTTP requests, a few at a time; resolves when all were answered or dropped. */
+/**
+ * Sends `count` odd upgrade and HTTP requests, a few at a time: first every odd target in a
+ * well-formed upgrade request and in a plain GET, then random ones. Resolves when all were
+ * answered or dropped.
+ */
 export async function fuzzRequests(port: number, rng: Rng, count: number): Promise<number> {
-  for (let i = 0; i < count; i += 8) {
-    await Promise.all(Array.from({ length: Math.min(8, count - i) }, () => rawExchange(port, oddRequest(rng), 1000)));
-  }
+  const sweep = TARGETS.flatMap((target) => [upgradeRequest(target), `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`]);
+  const requests = Array.from({ length: count }, (_, i) => sweep[i] ?? oddRequest(rng));
+  for (let i = 0; i < count; i += 8) await Promise.all(requests.slice(i, i + 8).map((request) => rawExchange(port, request, 1000)));
   return count;
 }

@@ -22,6 +22,7 @@ const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./interactions.ts'),
   () => import('./turn-taking.ts'),
   () => import('./voices.ts'),
+  () => import('./fuzz.ts'),
 ];
 
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));

@@ -25,6 +25,8 @@ export interface SessionDeps {
   tools: ToolDeskOptions;
   endCallGraceMs: number;
   signOff: string;
+  /** Characters of conversation kept for the model (history-budget.ts; default 100,000). */
+  historyMaxChars?: number;
   /** Voice sessions only. */
   voice?: { tts: TextToSpeech; stt: SpeechToText; vad: VadFactory; bargeIn?: BargeInPolicy };
   /** The pipeline's own formats when the transport is not the wire format (WebRTC: 48 kHz PCM16 both ways). */

@@ -11,6 +11,7 @@ import type { BargeInPolicy } from '../session/voice/barge-in.ts';
 import type { WebSearch } from '../session/providers/search.ts';
 import type { ResumeStash } from '../session/resume/resume-stash.ts';
 import type { OneShotStore } from './one-shot-store.ts';
+import type { FailedAttempts } from './failed-attempts.ts';
 
 /** The voice pipeline's providers, or why voice sessions cannot run here. */
 export type VoiceProviders =
@@ -31,6 +32,8 @@ export interface ServerContext {
   /** Dropped conversations waiting for their resume token. */
   stash: ResumeStash;
   oneShots: OneShotStore;
+  /** Failed key checks and resume attempts per client address. */
+  attempts: FailedAttempts;
   /** True once SIGTERM (or stop()) began draining: no new sessions. */
   draining: boolean;
 }

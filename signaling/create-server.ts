@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { VoiceActivityDetector } from '../media/vad.ts';
+import type { VadFactory } from '../media/vad.ts';
 import type { SpeechToText } from '../session/providers/asr.ts';
 import type { LanguageModel } from '../session/providers/llm.ts';
 import type { TextToSpeech } from '../session/providers/tts.ts';
@@ -27,8 +27,8 @@ export interface ServerOptions {
   asr?: SpeechToText;
   /** The voice; default from TTS_PROVIDER. */
   tts?: TextToSpeech;
-  /** Makes one voice-activity detector per voice session; default WebRTC VAD (VAD_AGGRESSIVENESS). */
-  vad?: () => VoiceActivityDetector;
+  /** Makes one voice-activity detector per voice session; default from VAD_PROVIDER (Silero). */
+  vad?: VadFactory;
   /** Tools the server runs itself, offered to the model in every session (`defineTool`). */
   tools?: readonly ServerTool[];
   /** Stores to use instead of the configured ones: persistent keys, the resume stash. */

@@ -25,7 +25,8 @@ export type { SpeechChunk, TextToSpeech } from '../session/providers/tts.ts';
 export { catalogOf } from '../session/providers/voices.ts';
 export type { VoiceCatalog } from '../session/providers/voices.ts';
 export type { VoiceEntry } from '../session/protocol/server.ts';
-export { VoiceActivityDetector } from '../media/vad.ts';
+export { loadVadFactory } from '../media/vad-factory.ts';
+export type { VadDecision, VadFactory, VadProvider, VoiceActivityDetector } from '../media/vad.ts';
 
 export { MemoryResumeStash } from '../session/resume/resume-stash.ts';
 export type { ResumeStash } from '../session/resume/resume-stash.ts';

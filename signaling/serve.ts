@@ -1,4 +1,5 @@
 import { loadConfig } from './config.ts';
+import { devRoutesEnabled } from './http/dev-routes.ts';
 import { startServer } from './server.ts';
 import type { CliIo } from './cli/cli-io.ts';
 
@@ -15,6 +16,9 @@ export async function serve(env: CliIo['env'], out: Pick<CliIo, 'stdout'>): Prom
   const config = loadConfig(env);
   const server = await startServer(config);
   out.stdout(`parley: listening on ${server.url} (demo at ${server.url}/, WebSocket at ${server.url.replace(/^http/, 'ws')}/ws)\n`);
+  if (!devRoutesEnabled(server.context)) {
+    out.stdout('parley: the demo page needs a key: paste one from `parley keys create --account you` (`npm run keys -- create --account you` in a clone), or start with DEV_ROUTES=on (pages on this machine only)\n');
+  }
   // No recogniser with an English model installs through npm alone (README: "Voice with no
   // system packages"), so a fresh machine says once, plainly, what voice needs.
   const voice = server.context.voice;

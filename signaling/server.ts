@@ -12,10 +12,11 @@ import { createLogger, type Logger } from './log.ts';
 import { createLanguageModel } from './providers.ts';
 import { SessionRegistry } from './session-registry.ts';
 import { openStores, type ServerStores } from './stores.ts';
-import { createWebSocketEndpoint, refuseUpgrade } from './ws/ws-server.ts';
+import { createWebSocketEndpoint, guardSocket, refuseUpgrade } from './ws/ws-server.ts';
 import { createVoiceProviders } from './voice-providers.ts';
 import { catalogOf, FLITE_VOICES } from '../session/providers/voices.ts';
 import { SearxngSearch } from '../session/providers/searxng-search.ts';
+import { FailedAttempts } from './failed-attempts.ts';
 
 export interface ServerOverrides extends Partial<ServerStores> {
   llm?: LanguageModel;
@@ -66,6 +67,7 @@ export async function openServer(config: Config, overrides: ServerOverrides = {}
     voice,
     search: config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL, { timeoutMs: config.SEARCH_TIMEOUT_MS, connections: config.PROVIDER_CONNECTIONS }) : undefined,
     serverTools: overrides.tools ?? new ServerToolSet(),
+    attempts: new FailedAttempts(config, log),
     draining: false,
   };
   const handleRequest = createHttpApp(context).callback();
@@ -76,7 +78,9 @@ export async function openServer(config: Config, overrides: ServerOverrides = {}
     if (own) throw new Error('the server is already listening');
     own = createServer(handleRequest);
     own.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-      if (!ws.handleUpgrade(req, socket, head)) refuseUpgrade(socket, 404, 'not_found', 'the conversation endpoint is /ws');
+      if (ws.handleUpgrade(req, socket, head)) return;
+      guardSocket(socket, context);
+      refuseUpgrade(socket, { status: 404, code: 'not_found', detail: 'the conversation endpoint is /ws' });
     });
     try {
       await listenOn(own, port, host);

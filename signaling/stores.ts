@@ -24,6 +24,6 @@ export function openStores(config: Config, given: Partial<ServerStores> = {}): S
   return {
     keys: given.keys ?? openKeyStore(config),
     stash: given.stash ?? new MemoryResumeStash(),
-    oneShots: given.oneShots ?? new OneShotStore(config.DATA_DIR),
+    oneShots: given.oneShots ?? new OneShotStore(config.DATA_DIR, config.REPORTS_MAX_BYTES),
   };
 }

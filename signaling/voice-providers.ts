@@ -1,7 +1,9 @@
 import type { Config } from './config.ts';
 import type { VoiceProviders } from './context.ts';
 import type { Logger } from './log.ts';
-import { loadVad, VoiceActivityDetector } from '../media/vad.ts';
+import { loadVadFactory } from '../media/vad-factory.ts';
+import type { VadFactory } from '../media/vad.ts';
+import type { BargeInPolicy } from '../session/voice/barge-in.ts';
 import { FliteTextToSpeech } from '../session/providers/flite-tts.ts';
 import { OpenAiSpeechToText } from '../session/providers/openai-asr.ts';
 import { OpenAiTextToSpeech } from '../session/providers/openai-tts.ts';
@@ -13,7 +15,7 @@ import type { TextToSpeech } from '../session/providers/tts.ts';
 export interface GivenVoiceProviders {
   asr?: SpeechToText;
   tts?: TextToSpeech;
-  vad?: () => VoiceActivityDetector;
+  vad?: VadFactory;
 }
 
 /**
@@ -22,7 +24,10 @@ export interface GivenVoiceProviders {
  * reason, text sessions go on. The openai recogniser needs no local packages.
  */
 export async function createVoiceProviders(config: Config, log: Logger, given: GivenVoiceProviders = {}): Promise<VoiceProviders> {
-  const createVad = given.vad ?? (await webRtcVad(config));
+  const vad = given.vad ?? (await loadVadFactory(config.VAD_PROVIDER, {
+    aggressiveness: config.VAD_AGGRESSIVENESS,
+    onError: (error) => log.warn({ err: error.message }, 'voice-activity detection failed; frames counted as silence'),
+  }));
   // Check the recogniser first, so nothing is started (flite workers) when voice is off anyway.
   if (!given.asr && config.ASR_PROVIDER === 'local') {
     try {
@@ -37,13 +42,18 @@ export async function createVoiceProviders(config: Config, log: Logger, given: G
   const tts = given.tts ?? createTextToSpeech(config);
   // The first utterance must not wait for a model load: the server listens once recognisers are warm.
   if (stt instanceof PocketsphinxSpeechToText) await stt.whenReady();
-  log.info({ asr: stt.name, tts: tts.name }, 'voice providers');
-  return { ok: true, tts, stt, createVad };
+  log.info({ asr: stt.name, tts: tts.name, vad: vad.provider }, 'voice providers');
+  return { ok: true, tts, stt, vad, bargeIn: bargeInPolicy(config) };
 }
 
-async function webRtcVad(config: Config): Promise<() => VoiceActivityDetector> {
-  const vadModule = await loadVad();
-  return () => new VoiceActivityDetector(vadModule, config.VAD_AGGRESSIVENESS);
+export function bargeInPolicy(config: Config): BargeInPolicy {
+  return {
+    confirm: config.BARGE_IN_CONFIRM,
+    sustainedSpeechMs: config.BARGE_IN_SPEECH_MS,
+    maxPauseMs: config.BARGE_IN_MAX_PAUSE_MS,
+    backchannels: config.BACKCHANNELS,
+    interruptionWords: config.BARGE_IN_WORDS,
+  };
 }
 
 function createSpeechToText(config: Config): SpeechToText {

@@ -32,4 +32,8 @@ export const LIMITS = {
   instructionsChars: 32000,
   /** A server-side tool's result as JSON (a client's tool_result is bounded by MAX_FRAME_BYTES, default the same). */
   toolResultBytes: 262144,
+  /** client_error.context as compact JSON. */
+  reportContextChars: 8192,
+  /** Nesting of any JSON a client or a model sends (objects and arrays); see bounded-json.ts. */
+  jsonDepth: 64,
 } as const;

@@ -1,6 +1,6 @@
 import type { ChatMessage } from '../providers/llm.ts';
 import type { SessionSettings } from '../settings.ts';
-import type { PendingCall } from '../tools/tool-calls.ts';
+import type { PendingCall } from '../tools/call-records.ts';
 
 /**
  * Everything a dropped conversation needs to go on: plain data only, so a shared stash
@@ -11,6 +11,8 @@ export interface SessionSnapshot {
   history: ChatMessage[];
   injectedIds: string[];
   pendingCalls: PendingCall[];
+  /** Ids of calls already answered (absent in entries stashed before it existed). */
+  closedCalls?: string[];
   bargeSeq: number;
   greeted: boolean;
 }

@@ -7,6 +7,7 @@ import type { ToolResolution } from './types.ts';
 import { LIMITS } from '../protocol/limits.ts';
 import type { ServerCallHandle } from './server-call.ts';
 import type { PartialOutcome } from './server-tool.ts';
+import type { Call, CallState, DeferredJob, PendingCall, ToolCallHooks } from './call-records.ts';
 
 export const MAX_PARTIALS_PER_CALL = LIMITS.partialsPerCall;
 
@@ -16,51 +17,8 @@ export const MAX_PARTIALS_PER_CALL = LIMITS.partialsPerCall;
  */
 export const FLOOR_YIELD = 'floor_yield_for_interaction';
 export const MAX_PARTIAL_BYTES = LIMITS.partialBytes;
-
-export interface DeferredJob {
-  jobId: string;
-  callId: string;
-  handle: string;
-  name: string;
-  statusLabel: string;
-  deadline: number;
-}
-
-type CallState = 'open' | 'resolved' | 'deferred' | 'cancelled';
-
-interface Call {
-  request: ToolCallRequest;
-  state: CallState;
-  deferrable: boolean;
-  partials: number;
-  timer: NodeJS.Timeout | undefined;
-  /** The turn waiting on this call; cleared when that turn was interrupted. */
-  waiter: ((resolution: ToolResolution) => void) | undefined;
-  job: DeferredJob | undefined;
-  /** A server-side tool's call: its cancellation. Clients never see or touch these calls. */
-  server: AbortController | undefined;
-}
-
-/** A call a snapshot carries; `server` calls cannot outlive their process and end on resume. */
-export interface PendingCall {
-  request: ToolCallRequest;
-  job: DeferredJob | undefined;
-  deferrable: boolean;
-  server?: true;
-}
-
-export interface ToolCallHooks {
-  send(frame: ServerFrame): void;
-  /** A result arrived after its turn stopped waiting (interrupted): record it, maybe narrate. */
-  lateResult(call: ToolCallRequest, resolution: ToolResolution): void;
-  /** A deferred job ended (result, host cancel or timeout). */
-  jobEnded(job: DeferredJob, resolution: ToolResolution): void;
-  /** Context notes (progress, partials) for the model. */
-  note(text: string): void;
-  /** A call closed for good: its terminal result ('resolved'), or a cancel or timeout from either side. */
-  ended?(callId: string, how: 'resolved' | 'cancelled'): void;
-  deferredTimeoutMs: number;
-}
+/** Closed call ids a resume snapshot carries (the newest ones). */
+const MAX_CLOSED_IDS_KEPT = 256;
 
 /**
  * Every client tool call of a session and its state (SPEC "Tool call" table). A call resolves
@@ -230,6 +188,28 @@ export class ToolCalls {
       .map((c) => ({ request: c.request, job: c.job, deferrable: c.deferrable, ...(c.server ? { server: true as const } : {}) }));
   }
 
+  /**
+   * Ids of the latest calls that are closed (resolved or cancelled), for the resume stash: after
+   * a resume, a result re-sent for one of them is recognised as already answered.
+   */
+  closedIds(limit = MAX_CLOSED_IDS_KEPT): string[] {
+    const closed: string[] = [];
+    // A server-side tool's call stays invisible to clients, after a resume too.
+    for (const [id, call] of this.calls) if (!call.server && (call.state === 'resolved' || call.state === 'cancelled')) closed.push(id);
+    return closed.slice(-limit);
+  }
+
+  /** A resumed session's closed calls: known, answered, never answered twice. */
+  adoptClosed(ids: readonly string[]): void {
+    for (const id of ids) {
+      if (this.calls.has(id)) continue;
+      this.usedIds.add(id);
+      this.calls.set(id, {
+        request: { id, name: '', args: {} }, state: 'resolved', deferrable: false, partials: 0, timer: undefined, waiter: undefined, job: undefined, server: undefined,
+      });
+    }
+  }
+
   /** Re-adopts calls from a resumed session (results come as late results); server calls ended with the old session. */
   adopt(entries: PendingCall[], timeoutMs: number): void {
     for (const entry of entries) {
@@ -245,6 +225,7 @@ export class ToolCalls {
       const left = entry.job ? Math.max(0, entry.job.deadline - Date.now()) : timeoutMs;
       call.timer = setTimeout(() => this.cancelFromServer(entry.request.id, 'timed_out'), left);
       this.calls.set(entry.request.id, call);
+      this.usedIds.add(entry.request.id);
       if (entry.job) this.byHandle.set(entry.job.handle, entry.request.id);
     }
   }

@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import type { ServerContext } from '../context.ts';
 import { sendHttpError } from './http-error.ts';
 import { devRoutesEnabled, mountDevRoutes } from './dev-routes.ts';
+import { isLoopbackAddress } from './loopback-request.ts';
 import { mountSessionKeys } from './session-keys-route.ts';
 import { mountStatic } from './static-routes.ts';
 
@@ -11,7 +12,14 @@ export function createHttpApp(server: ServerContext): Koa {
   const app = new Koa({ proxy: server.config.TRUST_PROXY });
   const router = createRouter(server, { demoPage: true });
 
+  // Errors koa meets outside a handler (a client that breaks HTTP mid-request) go to our log,
+  // not to stderr.
+  app.silent = true;
+  app.on('error', (error: Error) => server.log.debug({ err: error.message }, 'http connection error'));
+
   app.use(async (ctx, next) => {
+    // A request target that is no URL (e.g. `//x:99999/`) makes every later ctx.path throw.
+    if (!hasPath(ctx)) return sendHttpError(ctx, 'invalid_request', 'the request target is not a valid path');
     try {
       await next();
       if (ctx.body === undefined || ctx.body === null) {
@@ -38,6 +46,8 @@ export function createMountedRoutes(server: ServerContext, options: { demoPage: 
   const routes = router.routes() as unknown as Koa.Middleware;
   const methods = router.allowedMethods({ throw: false }) as unknown as Koa.Middleware;
   return async (ctx, next) => {
+    // A target that is no URL is the host's to answer: none of our routes can match it.
+    if (!hasPath(ctx)) return next();
     let passedOn = false;
     try {
       await routes(ctx, () => methods(ctx, () => ((passedOn = true), next())));
@@ -57,12 +67,23 @@ function createRouter(server: ServerContext, options: { demoPage: boolean }): Ro
     ctx.body = { status: server.draining ? 'draining' : 'ok', sessions: server.sessions.size, voice };
   });
   mountSessionKeys(router, server);
-  if (devRoutesEnabled(server)) mountDevRoutes(router, server);
+  if (devRoutesEnabled(server)) {
+    mountDevRoutes(router, server);
+    if (!isLoopbackAddress(server.config.HOST)) server.log.warn({ host: server.config.HOST }, 'DEV_ROUTES is on while listening beyond loopback: the dev key route still answers only pages on this machine');
+  }
   mountStatic(router, options);
   return router;
 }
 
 function failed(server: ServerContext, ctx: Koa.Context, error: unknown): void {
-  server.log.error({ err: error instanceof Error ? error.stack : String(error), path: ctx.path }, 'http handler failed');
+  server.log.error({ err: error instanceof Error ? error.stack : String(error), url: ctx.url.slice(0, 256) }, 'http handler failed');
   sendHttpError(ctx, 'internal_error', 'internal error', true);
+}
+
+function hasPath(ctx: Koa.Context): boolean {
+  try {
+    return typeof ctx.path === 'string';
+  } catch {
+    return false;
+  }
 }

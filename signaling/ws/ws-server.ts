@@ -5,7 +5,9 @@ import type { ServerContext } from '../context.ts';
 import { checkKey } from '../keys/credentials.ts';
 import { bearerToken } from '../http/json-body.ts';
 import type { HandshakeAuth } from './authenticate.ts';
+import { clientAddress } from '../failed-attempts.ts';
 import { Connection } from './connection.ts';
+import { checkUpgrade, requestPath, type UpgradeRefusal } from './upgrade-check.ts';
 
 interface Liveness {
   alive: boolean;
@@ -35,16 +37,21 @@ export function createWebSocketEndpoint(server: ServerContext): WebSocketEndpoin
   const wss = new WebSocketServer({ noServer: true, maxPayload: hardCap, perMessageDeflate: false });
   const liveness = new WeakMap<WebSocket, Liveness>();
 
-  const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): boolean => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (path !== '/ws') return false;
+  const onUpgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
+    const refused = checkUpgrade(req, server.config.ALLOWED_ORIGINS);
+    if (refused) return refuseUpgrade(socket, refused);
+    const address = clientAddress(req, server.config.TRUST_PROXY);
+    const waitMs = await server.attempts.refusedFor(address);
+    if (waitMs !== undefined) {
+      return refuseUpgrade(socket, { status: 429, code: 'too_many_attempts', detail: `too many failed attempts from this address; retry in ${Math.ceil(waitMs / 1000)} s`, retryAfterMs: waitMs });
+    }
     let handshake: HandshakeAuth | undefined;
     const token = bearerToken(req.headers.authorization);
     if (req.headers.authorization !== undefined) {
       const checked = checkKey(token, { store: server.keys, secret: server.secret });
       if (!checked.ok) {
-        refuseUpgrade(socket, 401, 'unauthorized', `key not accepted (${checked.reason})`);
-        return true;
+        await server.attempts.failed(address, 'key', checked.reason, token ?? req.headers.authorization);
+        return refuseUpgrade(socket, { status: 401, code: 'unauthorized', detail: `key not accepted (${checked.reason})` });
       }
       handshake = { token: token as string, credential: checked.credential };
     }
@@ -54,7 +61,18 @@ export function createWebSocketEndpoint(server: ServerContext): WebSocketEndpoin
         const state = liveness.get(ws);
         if (state) state.alive = true;
       });
-      new Connection(ws, server, handshake);
+      new Connection(ws, server, handshake, address);
+    });
+  };
+
+  // Nothing an upgrade request carries may throw out of this handler: an exception here would
+  // end the process and every call in it (the path is read without URL parsing for that reason).
+  const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): boolean => {
+    if (requestPath(req.url) !== '/ws') return false;
+    guardSocket(socket, server);
+    onUpgrade(req, socket, head).catch((error: unknown) => {
+      server.log.error({ err: error instanceof Error ? error.stack : String(error) }, 'upgrade handling failed');
+      refuseUpgrade(socket, { status: 400, code: 'invalid_request', detail: 'the upgrade request could not be handled' });
     });
     return true;
   };
@@ -89,11 +107,25 @@ export function createWebSocketEndpoint(server: ServerContext): WebSocketEndpoin
   };
 }
 
+const REASONS = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests' } as const;
+
+type Refusal =
+  | UpgradeRefusal
+  | { status: 401; code: 'unauthorized'; detail: string }
+  | { status: 429; code: 'too_many_attempts'; detail: string; retryAfterMs: number };
+
+/** Node hands over an upgrade's socket without an error listener: a peer that resets it would crash us. */
+export function guardSocket(socket: Duplex, server: ServerContext): void {
+  socket.on('error', (err) => server.log.debug({ err: err.message }, 'upgrade socket error'));
+}
+
 /** An upgrade refused with an HTTP answer and our JSON error body. */
-export function refuseUpgrade(socket: Duplex, status: 401 | 404, code: string, detail: string): void {
-  const body = JSON.stringify({ code, detail, retryable: false });
-  const reason = status === 401 ? 'Unauthorized' : 'Not Found';
+export function refuseUpgrade(socket: Duplex, refusal: Refusal): void {
+  if (socket.destroyed) return;
+  const retry = 'retryAfterMs' in refusal;
+  const body = JSON.stringify({ code: refusal.code, detail: refusal.detail, retryable: retry, ...(retry ? { retry_after_ms: refusal.retryAfterMs } : {}) });
+  const retryAfter = retry ? `Retry-After: ${Math.ceil(refusal.retryAfterMs / 1000)}\r\n` : '';
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${refusal.status} ${REASONS[refusal.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retryAfter}Connection: close\r\n\r\n${body}`,
   );
 }

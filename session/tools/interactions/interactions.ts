@@ -2,7 +2,7 @@ import type { ClientFrameOf } from '../../protocol/client.ts';
 import type { ServerFrameOf } from '../../protocol/server.ts';
 import type { ToolDeclaration } from '../../protocol/tools.ts';
 import type { ModelTool, ToolCallRequest } from '../../providers/llm.ts';
-import type { DeferredJob } from '../tool-calls.ts';
+import type { DeferredJob } from '../call-records.ts';
 import type { ToolResolution } from '../types.ts';
 import { CLOSE_STATES, MAX_INTERACTION_ID, type Ask, type CloseState, type InteractionInput } from './interaction.ts';
 import { InteractionRegistry } from './interaction-registry.ts';

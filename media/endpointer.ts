@@ -49,9 +49,10 @@ export function endpointerOptions(threshold?: number, eager = false): Endpointer
 export type EndpointEvent =
   | { type: 'speech_start'; preroll: Int16Array[] }
   | { type: 'speech_confirmed' }
-  | { type: 'eager_end' }
+  | { type: 'eager_end'; silentMs: number }
   | { type: 'speech_resumed' }
-  | { type: 'turn_end'; voicedMs: number }
+  /** silentMs: the trailing silence counted, i.e. how many frames ago the last voiced one was. */
+  | { type: 'turn_end'; voicedMs: number; silentMs: number }
   | { type: 'noise_dropped'; voicedMs: number };
 
 export class Endpointer {
@@ -117,12 +118,12 @@ export class Endpointer {
     this.silentMs += VAD_FRAME_MS;
     if (o.eagerSilenceMs > 0 && !this.eagerFired && this.confirmed && this.silentMs >= o.eagerSilenceMs && this.voicedMs >= o.minUtteranceSpeechMs) {
       this.eagerFired = true;
-      events.push({ type: 'eager_end' });
+      events.push({ type: 'eager_end', silentMs: this.silentMs });
     }
     if (this.silentMs >= o.endSilenceMs) {
       this.inSegment = false;
       const voicedMs = this.voicedMs;
-      events.push(voicedMs >= o.minUtteranceSpeechMs && this.confirmed ? { type: 'turn_end', voicedMs } : { type: 'noise_dropped', voicedMs });
+      events.push(voicedMs >= o.minUtteranceSpeechMs && this.confirmed ? { type: 'turn_end', voicedMs, silentMs: this.silentMs } : { type: 'noise_dropped', voicedMs });
     }
     return events;
   }

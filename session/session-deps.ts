@@ -8,6 +8,7 @@ import type { TextToSpeech } from './providers/tts.ts';
 import type { VoiceCatalog } from './providers/voices.ts';
 import type { ToolDeskOptions } from './tools/tool-desk.ts';
 import type { Transport } from './transport.ts';
+import type { SessionObserver } from './observer.ts';
 
 export interface SessionLog {
   info(obj: object, msg: string): void;
@@ -26,6 +27,8 @@ export interface SessionDeps {
   signOff: string;
   /** Voice sessions only. */
   voice?: { tts: TextToSpeech; stt: SpeechToText; createVad(): VoiceActivityDetector };
+  /** Metrics, logs and traces of the session's work (none when absent). */
+  observer?: SessionObserver;
   /** The pipeline's own formats when the transport is not the wire format (WebRTC: 48 kHz PCM16 both ways). */
   media?: { inputRate: number; outputRate: number; encoding: OutputEncoding };
 }

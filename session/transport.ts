@@ -25,4 +25,6 @@ export interface Transport {
   readonly sendAheadMs?: number;
   /** Drops audio handed over but not yet sent (barge-in): it must not reach the listener. */
   discardAudio?(): void;
+  /** How late (ms) the session's pacer handed each steady-state audio frame over, against its slot. */
+  pacedLate?(ms: number): void;
 }

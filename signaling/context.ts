@@ -10,6 +10,7 @@ import type { VoiceActivityDetector } from '../media/vad.ts';
 import type { WebSearch } from '../session/providers/search.ts';
 import type { ResumeStash } from '../session/resume/resume-stash.ts';
 import type { OneShotStore } from './one-shot-store.ts';
+import type { Observability } from './observability/observability.ts';
 
 /** The voice pipeline's providers, or why voice sessions cannot run here. */
 export type VoiceProviders =
@@ -32,4 +33,6 @@ export interface ServerContext {
   oneShots: OneShotStore;
   /** True once SIGTERM (or stop()) began draining: no new sessions. */
   draining: boolean;
+  /** Metrics, traces and readiness checks. */
+  observability: Observability;
 }

@@ -16,6 +16,8 @@ import { catalogOf, FLITE_VOICES } from '../session/providers/voices.ts';
 import { SearxngSearch } from '../session/providers/searxng-search.ts';
 import { MemoryResumeStash, type ResumeStash } from '../session/resume/resume-stash.ts';
 import { OneShotStore } from './one-shot-store.ts';
+import { createObservability } from './observability/observability.ts';
+import { observeLanguageModel, observeSpeechToText, observeTextToSpeech, observeWebSearch } from './observability/provider-telemetry.ts';
 
 export interface RunningServer {
   /** http://host:port */
@@ -39,21 +41,27 @@ export interface ServerOverrides {
 /** Starts HTTP and WebSocket on one port. */
 export async function startServer(config: Config, overrides: ServerOverrides = {}): Promise<RunningServer> {
   const log = overrides.log ?? createLogger(config.LOG_LEVEL);
+  const observability = createObservability(config);
   const keys = KeyStore.open(config.DATA_DIR);
-  const voice = overrides.voice ?? (await createVoiceProviders(config, log));
+  const providers = overrides.voice ?? (await createVoiceProviders(config, log));
+  // Every provider call is timed and traced (provider-telemetry.ts); the session sees the same ports.
+  const voice: VoiceProviders = providers.ok
+    ? { ...providers, tts: observeTextToSpeech(observability, providers.tts), stt: observeSpeechToText(observability, providers.stt) }
+    : providers;
   const context: ServerContext = {
     config,
     keys,
     secret: loadOrCreateSecret(config.DATA_DIR, config.SCOPED_KEY_SECRET),
     log,
-    llm: overrides.llm ?? createLanguageModel(config, log),
+    llm: observeLanguageModel(observability, overrides.llm ?? createLanguageModel(config, log)),
     voices: voice.ok ? voice.tts.voices : catalogOf(FLITE_VOICES),
     sessions: new SessionRegistry(config.MAX_SESSIONS),
     voice,
-    search: config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL) : undefined,
+    search: config.SEARCH_URL ? observeWebSearch(observability, new SearxngSearch(config.SEARCH_URL)) : undefined,
     stash: overrides.stash ?? new MemoryResumeStash(),
     oneShots: new OneShotStore(config.DATA_DIR),
     draining: false,
+    observability,
   };
   const http = createServer(createHttpApp(context).callback());
   const wss = attachWebSocketServer(http, context);
@@ -77,6 +85,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       await new Promise<void>((resolve) => http.close(() => resolve()));
       keys.close();
       if (voice.ok) await Promise.all([voice.tts.close?.(), voice.stt.close?.()]);
+      await observability.tracing.shutdown();
       log.info('stopped');
     })());
 

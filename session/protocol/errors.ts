@@ -58,6 +58,7 @@ export const HTTP_ERRORS = {
   invalid_session_id: 400,
   invalid_request: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   payload_too_large: 413,

@@ -4,6 +4,7 @@ import { Resampler } from '../../media/resampler.ts';
 import type { TextToSpeech } from '../providers/tts.ts';
 import { SentenceSplitter } from './sentences.ts';
 import { SpokenTimeline } from './spoken-text.ts';
+import type { TurnObservation } from '../turn-observation.ts';
 
 export interface SpeechOutputOptions {
   tts: TextToSpeech;
@@ -16,6 +17,8 @@ export interface SpeechOutputOptions {
   discardAudio?(): void;
   /** See Transport.sendAheadMs. */
   sendAheadMs?: number;
+  /** See Transport.pacedLate. */
+  pacedLate?(ms: number): void;
   onError(error: Error): void;
 }
 
@@ -33,15 +36,19 @@ export class SpeechOutput {
     this.pacer = new DownlinkPacer({
       sampleRate: options.outputRate,
       ...(options.leadMs === undefined ? {} : { leadMs: options.leadMs }),
-      send: (frame) => options.sendAudio(encodePcm(frame, options.encoding)),
+      ...(options.pacedLate ? { onLate: options.pacedLate } : {}),
+      send: (frame) => {
+        this.current?.audioSent();
+        options.sendAudio(encodePcm(frame, options.encoding));
+      },
     });
   }
 
   /** Starts speaking a new turn; any turn still speaking is cut off first. */
-  begin(voice: string): SpeechTurn {
+  begin(voice: string, observation?: TurnObservation): SpeechTurn {
     this.current?.stop();
     this.pacer.sentMs = 0;
-    const turn = new SpeechTurn(this, voice);
+    const turn = new SpeechTurn(this, voice, observation);
     this.current = turn;
     return turn;
   }
@@ -125,7 +132,13 @@ export class SpeechTurn {
   constructor(
     private readonly output: SpeechOutput,
     private readonly voice: string,
+    private readonly observation: TurnObservation | undefined,
   ) {}
+
+  /** @internal the pacer handed a frame of this turn to the transport. */
+  audioSent(): void {
+    this.observation?.mark('firstAudioOut');
+  }
 
   pushText(delta: string): void {
     for (const sentence of this.splitter.push(delta)) this.speak(sentence);
@@ -153,6 +166,7 @@ export class SpeechTurn {
       this.finalSentMs ??= Math.max(0, this.liveSentMs() - this.output.heldMs());
       this.abort.abort();
       this.output.clear();
+      this.observation?.mark('downlinkStopped');
     }
     return this.sentMs;
   }
@@ -176,8 +190,10 @@ export class SpeechTurn {
       if (this.stopped) return;
       try {
         let first = true;
+        this.observation?.mark('ttsRequest');
         for await (const chunk of this.output.synthesize(sentence, this.voice, this.abort.signal)) {
           if (this.stopped) return;
+          this.observation?.mark('ttsFirstAudio');
           // On the timeline before it is queued: the pacer starts sending the first slice while
           // later ones are still being resampled, and a barge-in may come in between.
           const ms = (chunk.samples.length * 1000) / chunk.sampleRate;

@@ -6,6 +6,8 @@ import { newTurnId } from '../ids.ts';
 import type { SpeechToText } from '../providers/asr.ts';
 import type { SessionSettings } from '../settings.ts';
 import type { TurnRecord, TurnRunner } from '../turn-runner.ts';
+import type { TurnObservation } from '../turn-observation.ts';
+import type { TurnEndTiming } from './frame-arrivals.ts';
 import { VoiceInput } from './voice-input.ts';
 
 /** What the voice side needs from its session. */
@@ -17,7 +19,9 @@ export interface VoiceHost {
   /** Barge-in: stop the reply in flight (interrupted, done). */
   interruptReply(): void;
   /** A real user turn: asr, then a reply. Returns the reply's runner (none when the words only answered a permission). */
-  userTurn(text: string, turnId: string): TurnRunner | undefined;
+  userTurn(text: string, turnId: string, inputSource: 'voice', observation: TurnObservation): TurnRunner | undefined;
+  /** A turn's waterfall, from the end-of-turn decision on. */
+  observeTurn(): TurnObservation;
   /** Real user speech was heard (cancels a pending end of call). */
   userSpoke(): void;
   log: { info(obj: object, msg: string): void };
@@ -44,9 +48,9 @@ export class VoiceController {
   ) {
     this.input = new VoiceInput(inputRate, endpointerOptions(host.settings.turnEndThreshold, host.settings.flow), vad, stt, {
       onSpeechConfirmed: () => this.onSpeechConfirmed(),
-      onEagerEnd: (transcript) => this.onEagerEnd(transcript),
+      onEagerEnd: (timing, transcribe) => this.onEagerEnd(timing, transcribe),
       onSpeechResumed: () => this.onSpeechResumed(),
-      onTurnEnd: (transcript) => this.onTurnEnd(transcript),
+      onTurnEnd: (timing, transcribe) => this.onTurnEnd(timing, transcribe),
       onSilentMic: (w) => host.send({ type: 'silent_mic', reason: w.reason, duration_ms: w.duration_ms, peak: w.peak }),
     });
   }
@@ -87,14 +91,25 @@ export class VoiceController {
     if (this.host.replying && !this.eager) this.host.interruptReply();
   }
 
-  private onEagerEnd(transcript: Promise<string>): void {
+  private onEagerEnd(timing: TurnEndTiming, transcribe: () => Promise<string>): void {
     const epoch = this.epoch;
+    const { observation, transcript } = this.observeEnd(timing, transcribe);
     this.enqueue(async () => {
       const text = (await transcript).trim();
-      if (!text || epoch !== this.epoch) return;
-      const runner = this.host.userTurn(text, newTurnId());
+      const runner = text && epoch === this.epoch ? this.host.userTurn(text, newTurnId(), 'voice', observation) : undefined;
       if (runner) this.eager = { runner, text };
+      else observation.end(undefined);
     });
+  }
+
+  /** The turn's waterfall opens at the decision; its transcription runs inside it. */
+  private observeEnd(timing: TurnEndTiming, transcribe: () => Promise<string>): { observation: TurnObservation; transcript: Promise<string> } {
+    const observation = this.host.observeTurn();
+    observation.mark('lastVoiced', timing.lastVoicedAt);
+    observation.mark('endOfTurn', timing.decidedAt);
+    const transcript = observation.run(transcribe);
+    transcript.then(() => observation.mark('asrFinal'), () => observation.end(undefined));
+    return { observation, transcript };
   }
 
   private onSpeechResumed(): void {
@@ -107,19 +122,22 @@ export class VoiceController {
     this.host.log.info({ turn_id: eager.runner.turnId }, 'eager reply retracted: the user went on');
   }
 
-  private onTurnEnd(transcript: Promise<string>): void {
+  private onTurnEnd(timing: TurnEndTiming, transcribe: () => Promise<string>): void {
+    const { observation, transcript } = this.observeEnd(timing, transcribe);
     this.enqueue(async () => {
       if (this.eager) {
         // The eager reply already answers this speech: it is now committed.
         this.eager = undefined;
+        observation.end(undefined);
         return;
       }
       const text = (await transcript).trim();
       if (!text) {
         this.host.log.info({}, 'speech ended with an empty transcript; no turn');
+        observation.end(undefined);
         return;
       }
-      this.host.userTurn(text, newTurnId());
+      this.host.userTurn(text, newTurnId(), 'voice', observation);
     });
   }
 

@@ -4,16 +4,20 @@ import { Resampler } from '../../media/resampler.ts';
 import { SilenceMonitor, type SilentMicWarning } from '../../media/silence-monitor.ts';
 import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE, type VoiceActivityDetector } from '../../media/vad.ts';
 import type { SpeechToText, TranscriptionStream } from '../providers/asr.ts';
+import { FrameArrivals, type TurnEndTiming } from './frame-arrivals.ts';
 
 export interface VoiceInputEvents {
   /** Enough voiced speech to count as the user taking the floor (barge-in). */
   onSpeechConfirmed(): void;
-  /** Flow mode: silence long enough to start an eager reply; transcript of the speech so far. */
-  onEagerEnd(transcript: Promise<string>): void;
+  /**
+   * Flow mode: silence long enough to start an eager reply. `transcribe` (call it at once) resolves
+   * with the transcript of the speech so far.
+   */
+  onEagerEnd(timing: TurnEndTiming, transcribe: () => Promise<string>): void;
   /** Flow mode: the user went on after an eager end. */
   onSpeechResumed(): void;
-  /** The turn ended; resolves with the final transcript. */
-  onTurnEnd(transcript: Promise<string>): void;
+  /** The turn ended; `transcribe` (call it at once) resolves with the final transcript. */
+  onTurnEnd(timing: TurnEndTiming, transcribe: () => Promise<string>): void;
   onSilentMic(warning: SilentMicWarning): void;
 }
 
@@ -35,6 +39,9 @@ export class VoiceInput {
   /** The open segment's audio, kept so an eager end can be undone and re-transcribed. */
   private segment: Int16Array[] = [];
   private segmentSamples = 0;
+  private readonly arrivals = new FrameArrivals();
+  /** When the last speech segment began (the arrival of its first voiced frame). */
+  speechOnsetAt: number | undefined;
   private closed = false;
 
   constructor(
@@ -70,6 +77,7 @@ export class VoiceInput {
       if (warning) this.events.onSilentMic(warning);
     }
     const pcm16k = this.resampler.process(samples);
+    const now = performance.now();
     let offset = 0;
     while (offset < pcm16k.length) {
       const take = Math.min(VAD_FRAME_SAMPLES - this.frameFill, pcm16k.length - offset);
@@ -78,6 +86,7 @@ export class VoiceInput {
       offset += take;
       if (this.frameFill === VAD_FRAME_SAMPLES) {
         this.frameFill = 0;
+        this.arrivals.arrive(now);
         this.onFrame(this.frame.slice());
       }
     }
@@ -89,6 +98,7 @@ export class VoiceInput {
     this.asr = undefined;
     this.segment = [];
     this.segmentSamples = 0;
+    this.speechOnsetAt = undefined;
     this.endpointer.reset();
   }
 
@@ -100,10 +110,12 @@ export class VoiceInput {
 
   private onFrame(frame: Int16Array): void {
     const speech = this.vad.isSpeech(frame);
+    this.arrivals.decide(speech);
     if (this.endpointer.active) this.keep(frame);
     for (const event of this.endpointer.push(frame, speech, rmsDbfs(frame))) {
       switch (event.type) {
         case 'speech_start':
+          this.speechOnsetAt = this.arrivals.onset();
           this.asr = this.stt.open();
           for (const f of event.preroll) this.keep(f);
           break;
@@ -111,14 +123,14 @@ export class VoiceInput {
           this.events.onSpeechConfirmed();
           break;
         case 'eager_end':
-          this.events.onEagerEnd(this.finishAsr(false));
+          this.events.onEagerEnd(this.arrivals.turnEnd(event.silentMs, performance.now()), () => this.finishAsr(false));
           break;
         case 'speech_resumed':
           this.reopenAsr();
           this.events.onSpeechResumed();
           break;
         case 'turn_end':
-          this.events.onTurnEnd(this.finishAsr(true));
+          this.events.onTurnEnd(this.arrivals.turnEnd(event.silentMs, performance.now()), () => this.finishAsr(true));
           break;
         case 'noise_dropped':
           this.asr?.abort();

@@ -7,13 +7,15 @@ import { parseClientFrame } from '../../session/protocol/parse.ts';
 import type { StartFrame } from '../../session/protocol/start.ts';
 import type { HandshakeAuth } from './authenticate.ts';
 import type { RegisteredSession } from '../session-registry.ts';
-import { prepareSession } from './open-session.ts';
+import { prepareSession, type PreparedSession } from './open-session.ts';
 import { acceptOneShot } from './one-shot.ts';
 import type { ClientFrameOf } from '../../session/protocol/client.ts';
 import { WebSocketTransport } from './ws-transport.ts';
 import { WebRtcSetup } from '../webrtc/webrtc-setup.ts';
 import type { WebRtcTransport } from '../webrtc/webrtc-transport.ts';
 import type { Transport } from '../../session/transport.ts';
+import { SessionTelemetry } from '../observability/session-telemetry.ts';
+import { errorCodeLabel } from '../observability/metrics.ts';
 
 /**
  * One WebSocket from upgrade to close: waits for the start frame, opens (or resumes) the
@@ -30,6 +32,7 @@ export class Connection implements RegisteredSession {
   private frames: Transport;
   private webrtc: WebRtcSetup | undefined;
   private webrtcTransport: WebRtcTransport | undefined;
+  private telemetry: SessionTelemetry | undefined;
   private startTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   /** Frames that arrived while an asynchronous start was being opened. */
@@ -43,7 +46,8 @@ export class Connection implements RegisteredSession {
     private readonly server: ServerContext,
     private readonly handshake: HandshakeAuth | undefined,
   ) {
-    this.transport = new WebSocketTransport(ws, server.config, (code, detail) => this.fail(code, detail));
+    const { metrics } = server.observability;
+    this.transport = new WebSocketTransport(ws, server.config, (code, detail) => this.fail(code, detail), (code) => metrics.errors.inc({ code: errorCodeLabel(code) }), metrics.downlinkLateness.of('websocket'));
     this.frames = this.transport;
     ws.on('message', (data, isBinary) => this.onMessage(toBuffer(data), isBinary));
     // A connected WebRTC call outlives its signaling socket (SPEC): only the peer ends it.
@@ -150,16 +154,22 @@ export class Connection implements RegisteredSession {
     clearTimeout(this.startTimer);
     this.account = prepared.credential.account;
     if (prepared.credential.kind === 'scoped') this.armExpiry(prepared.credential.expiresAt);
+    const transport = start.transport?.kind === 'webrtc' ? 'webrtc' : 'websocket';
+    const telemetry = new SessionTelemetry(this.server.observability, this.server.log.child({ session_id: this.sessionId, account: this.account }), {
+      sessionId: this.sessionId, account: this.account, transport, modality: prepared.settings.modality, resumed: prepared.resumed,
+    });
+    this.telemetry = telemetry;
+    const observed: PreparedSession = { ...prepared, build: (on, media) => prepared.build(on, media, telemetry) };
     const begin = (session: Session): void => {
       this.session = session;
-      session.log.info({ modality: session.settings.modality, transport: this.webrtc ? 'webrtc' : 'websocket', key_kind: prepared.credential.kind, resumed: prepared.resumed }, 'session started');
+      session.log.info({ modality: session.settings.modality, transport, key_kind: prepared.credential.kind, resumed: prepared.resumed }, 'session started');
       this.resumeToken = randomId('rt', 32);
       session.begin(this.resumeToken);
     };
-    if (start.transport?.kind !== 'webrtc') return begin(prepared.build(this.transport));
+    if (transport === 'websocket') return begin(observed.build(this.transport));
     // WebRTC: ready waits until the peer is connected, so the greeting is never spoken into a
     // call that cannot carry it yet.
-    this.webrtc = new WebRtcSetup(this.server, start.session_id, prepared, this.transport, {
+    this.webrtc = new WebRtcSetup(this.server, start.session_id, observed, this.transport, {
       sendError: (code, detail) => this.sendError(code, detail),
       onSession: (session, transport) => {
         clearTimeout(this.startTimer);
@@ -217,6 +227,7 @@ export class Connection implements RegisteredSession {
       }
       session.log.info({ close_code: code, stashed: code !== 1000 }, 'session ended');
     }
+    this.telemetry?.end(code);
     if (this.registered) {
       this.registered = false;
       this.server.sessions.remove(this);

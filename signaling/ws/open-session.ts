@@ -9,6 +9,7 @@ import type { StartFrame } from '../../session/protocol/start.ts';
 import { checkToolChoice, validateTools } from '../../session/protocol/tools.ts';
 import type { Credential } from '../keys/credentials.ts';
 import { authenticateStart, type HandshakeAuth } from './authenticate.ts';
+import type { SessionObserver } from '../../session/observer.ts';
 
 export interface PreparedSession {
   ok: true;
@@ -16,7 +17,7 @@ export interface PreparedSession {
   settings: SessionSettings;
   resumed: boolean;
   /** Builds the session on its transport; `media` overrides the pipeline's formats (WebRTC). */
-  build(transport: Transport, media?: SessionDeps['media']): Session;
+  build(transport: Transport, media?: SessionDeps['media'], observer?: SessionObserver): Session;
 }
 
 export type PrepareResult = PreparedSession | { ok: false; code: WsErrorCode; detail: string };
@@ -37,13 +38,19 @@ export async function prepareSession(server: ServerContext, handshake: Handshake
 
   let restored: SessionSnapshot | undefined;
   if (start.resume_token !== undefined) {
+    const resumes = server.observability.metrics.resume;
     const taken = await server.stash.take(start.resume_token);
     if (taken && (taken.entry.account !== auth.credential.account || taken.entry.sessionId !== start.session_id)) {
       // Not this caller's conversation: refuse, and leave it for its owner.
       await server.stash.put(start.resume_token, taken.entry, Math.max(1, taken.expiresAt - Date.now()));
+      resumes.inc({ outcome: 'refused' });
       return { ok: false, code: 'resume_failed', detail: 'resume token belongs to another account or session; start again without it' };
     }
-    if (!taken) return { ok: false, code: 'resume_failed', detail: 'resume token is unknown, expired or already used; start again without it' };
+    if (!taken) {
+      resumes.inc({ outcome: 'unknown' });
+      return { ok: false, code: 'resume_failed', detail: 'resume token is unknown, expired or already used; start again without it' };
+    }
+    resumes.inc({ outcome: 'resumed' });
     restored = taken.entry.snapshot;
   }
 
@@ -58,10 +65,11 @@ export async function prepareSession(server: ServerContext, handshake: Handshake
     return { ok: false, code: 'voice_unavailable', detail: `voice sessions are not available on this server: ${server.voice.reason}; text sessions still work` };
   }
 
-  const build = (transport: Transport, media?: SessionDeps['media']): Session => {
+  const build = (transport: Transport, media?: SessionDeps['media'], observer?: SessionObserver): Session => {
   const deps: SessionDeps = {
     transport,
     ...(media ? { media } : {}),
+    ...(observer ? { observer } : {}),
     llm: server.llm,
     voices: server.voices,
     log: server.log.child({ session_id: start.session_id, account: auth.credential.account }),

@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import type { WsErrorCode } from '../../session/protocol/errors.ts';
 import type { ServerFrame } from '../../session/protocol/server.ts';
 import type { Transport } from '../../session/transport.ts';
+import type { FineHistogram } from '../observability/fine-histogram.ts';
 
 /**
  * The session core's Transport over one `ws` socket, with backpressure: when the peer stops
@@ -19,7 +20,14 @@ export class WebSocketTransport implements Transport {
     private readonly ws: WebSocket,
     private readonly limits: Pick<Config, 'AUDIO_BACKLOG_BYTES' | 'SEND_BACKLOG_LIMIT_BYTES' | 'SLOW_CONSUMER_MS'>,
     private readonly onSlowConsumer: (code: WsErrorCode, detail: string) => void,
+    /** Counts every error frame sent (parley_errors_total). */
+    private readonly onError: (code: string) => void,
+    private readonly lateness: FineHistogram,
   ) {}
+
+  pacedLate(ms: number): void {
+    this.lateness.record(ms);
+  }
 
   get open(): boolean {
     return this.ws.readyState === this.ws.OPEN;
@@ -27,6 +35,7 @@ export class WebSocketTransport implements Transport {
 
   sendFrame(frame: ServerFrame): void {
     if (!this.open) return;
+    if (frame.type === 'error') this.onError(frame.code);
     this.batch();
     this.ws.send(JSON.stringify(frame));
     this.checkBacklog();

@@ -36,28 +36,33 @@ export interface ServerOverrides {
   log?: Logger;
   voice?: VoiceProviders;
   stash?: ResumeStash;
+  /** 'off': no measurement at all (the benchmark's baseline for what observability costs). */
+  observability?: 'off';
 }
 
 /** Starts HTTP and WebSocket on one port. */
 export async function startServer(config: Config, overrides: ServerOverrides = {}): Promise<RunningServer> {
   const log = overrides.log ?? createLogger(config.LOG_LEVEL);
-  const observability = createObservability(config);
+  const observability = createObservability(config, overrides.observability !== 'off');
+  const observed = observability.active;
   const keys = KeyStore.open(config.DATA_DIR);
   const providers = overrides.voice ?? (await createVoiceProviders(config, log));
   // Every provider call is timed and traced (provider-telemetry.ts); the session sees the same ports.
-  const voice: VoiceProviders = providers.ok
+  const voice: VoiceProviders = providers.ok && observed
     ? { ...providers, tts: observeTextToSpeech(observability, providers.tts), stt: observeSpeechToText(observability, providers.stt) }
     : providers;
+  const llm = overrides.llm ?? createLanguageModel(config, log);
+  const search = config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL) : undefined;
   const context: ServerContext = {
     config,
     keys,
     secret: loadOrCreateSecret(config.DATA_DIR, config.SCOPED_KEY_SECRET),
     log,
-    llm: observeLanguageModel(observability, overrides.llm ?? createLanguageModel(config, log)),
+    llm: observed ? observeLanguageModel(observability, llm) : llm,
     voices: voice.ok ? voice.tts.voices : catalogOf(FLITE_VOICES),
     sessions: new SessionRegistry(config.MAX_SESSIONS),
     voice,
-    search: config.SEARCH_URL ? observeWebSearch(observability, new SearxngSearch(config.SEARCH_URL)) : undefined,
+    search: search && observed ? observeWebSearch(observability, search) : search,
     stash: overrides.stash ?? new MemoryResumeStash(),
     oneShots: new OneShotStore(config.DATA_DIR),
     draining: false,

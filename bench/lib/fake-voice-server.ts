@@ -16,6 +16,8 @@ import { FakeSpeechToText, FakeTextToSpeech } from './fake-providers.ts';
 const config = loadConfig();
 const vad = await loadVad();
 const server = await startServer(config, {
+  // BENCH_OBSERVABILITY=off: the baseline server of bench/observability.ts (no measurement at all).
+  ...(process.env.BENCH_OBSERVABILITY === 'off' ? { observability: 'off' as const } : {}),
   voice: {
     ok: true,
     tts: new FakeTextToSpeech(Number(process.env.BENCH_FAKE_TTS_MS_PER_CHAR ?? 70), Number(process.env.BENCH_FAKE_TTS_RATE ?? 16000)),

@@ -187,6 +187,9 @@ export class SpeechTurn {
 
   private speak(sentence: string): void {
     this.chain = this.chain.then(async () => {
+      // A tick later, so the text_delta that completed this sentence leaves before the synthesis
+      // request is built (see TurnRunner.start).
+      await new Promise<void>((resolve) => process.nextTick(resolve));
       if (this.stopped) return;
       try {
         let first = true;

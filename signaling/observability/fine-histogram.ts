@@ -1,10 +1,10 @@
-import type { Metric, Registry } from 'prom-client';
+import type { HistogramSeries } from './metric-families.ts';
 
 /**
  * Values in 0.25 ms buckets up to 100 ms (later ones share one more bucket), with their count,
  * sum and max: fixed memory and O(1) per value, cheap enough for every downlink frame of every
  * call (a prom-client observe costs about forty times more). Benchmarks read percentiles from it
- * between two snapshots; Prometheus reads it as a histogram over coarser bounds (FineHistogramFamily).
+ * between two snapshots; Prometheus reads it as a histogram over coarser bounds (metric-families.ts).
  */
 const BUCKET_MS = 0.25;
 /** 400 fine buckets below 100 ms, then the overflow. */
@@ -24,7 +24,7 @@ export interface HistogramSummary {
   max: number;
 }
 
-export class FineHistogram {
+export class FineHistogram implements HistogramSeries {
   private readonly counts = new Uint32Array(BUCKETS);
   private count = 0;
   private sumMs = 0;
@@ -81,50 +81,3 @@ export function summarize(to: HistogramSnapshot, from?: HistogramSnapshot): Hist
 }
 
 const round = (ms: number): number => Math.round(ms * 100) / 100;
-
-/**
- * A Prometheus histogram (in seconds) whose series are FineHistograms, one per label value.
- * prom-client's registry takes any object with its metric shape; this one computes the buckets
- * at scrape time from the fine counts.
- */
-export class FineHistogramFamily<L extends string = string> {
-  readonly type = 'histogram';
-  readonly aggregator = 'sum';
-  private readonly series = new Map<string, FineHistogram>();
-
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    private readonly label: L | undefined,
-    /** Upper bounds exported, in seconds (the fine buckets stop at 0.1 s). */
-    private readonly bounds: readonly number[],
-    registry: Registry,
-    private readonly collect?: () => Promise<void>,
-  ) {
-    registry.registerMetric(this as unknown as Metric);
-  }
-
-  /** The series for one label value (or the only one); create it once and keep it. */
-  of(value = ''): FineHistogram {
-    let histogram = this.series.get(value);
-    if (!histogram) {
-      histogram = new FineHistogram();
-      this.series.set(value, histogram);
-    }
-    return histogram;
-  }
-
-  async get(): Promise<{ name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> }> {
-    await this.collect?.();
-    const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> = [];
-    for (const [value, histogram] of this.series) {
-      const labels: Record<string, string> = this.label === undefined ? {} : { [this.label]: value };
-      const { count, sumMs } = histogram.total;
-      for (const bound of this.bounds) values.push({ metricName: `${this.name}_bucket`, labels: { ...labels, le: bound }, value: histogram.countAtMost(bound * 1000) });
-      values.push({ metricName: `${this.name}_bucket`, labels: { ...labels, le: '+Inf' }, value: count });
-      values.push({ metricName: `${this.name}_sum`, labels, value: sumMs / 1000 });
-      values.push({ metricName: `${this.name}_count`, labels, value: count });
-    }
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
-  }
-}

@@ -6,12 +6,17 @@ import { propagateTraceContext } from './trace-propagation.ts';
 
 /** What the server keeps for its operator: the process's metrics, this server's traces and readiness checks. */
 export interface Observability {
+  /**
+   * False only for the benchmark's baseline server (ServerOverrides.observability = 'off'): no
+   * session, turn, provider or media measurement at all, to price what they cost.
+   */
+  active: boolean;
   metrics: ParleyMetrics;
   tracing: Tracing;
   readiness: Readiness;
 }
 
-export function createObservability(config: Config): Observability {
+export function createObservability(config: Config, active = true): Observability {
   const readiness = new Readiness(config.READYZ_TIMEOUT_MS);
   // Remote providers are dependencies: a server that cannot reach its model is not ready.
   const remote = [
@@ -22,5 +27,5 @@ export function createObservability(config: Config): Observability {
   for (const [name, url] of remote) if (url) readiness.add(name, tcpReachable(url, config.READYZ_TIMEOUT_MS));
   const tracing = new Tracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, headers: config.OTEL_EXPORTER_OTLP_HEADERS, serviceName: config.OTEL_SERVICE_NAME });
   propagateTraceContext(tracing);
-  return { metrics: parleyMetrics(), tracing, readiness };
+  return { active, metrics: parleyMetrics(active), tracing, readiness };
 }

@@ -2,6 +2,7 @@ import type { SpeechToText, TranscriptionStream } from '../../session/providers/
 import type { LanguageModel } from '../../session/providers/llm.ts';
 import type { WebSearch } from '../../session/providers/search.ts';
 import type { TextToSpeech } from '../../session/providers/tts.ts';
+import type { HistogramSeries } from './metric-families.ts';
 import type { ParleyMetrics } from './metrics.ts';
 import type { TraceSpan, Tracing } from './tracing.ts';
 
@@ -15,107 +16,161 @@ interface Telemetry {
 /**
  * The provider ports, measured: every call is timed from request to its last byte into
  * `parley_provider_request_seconds{provider,kind,status}` and, with tracing on, is a span under
- * the turn that made it (the active context). The adapters themselves only add the span's
- * `traceparent` to their requests (Tracing.headers).
+ * the turn that made it (the active context), whose `traceparent` reaches the provider
+ * (trace-propagation.ts). Per-call objects are classes, not closures: under tsx every named
+ * closure costs a defineProperty, which showed in a typed turn's profile.
  */
 export function observeLanguageModel(telemetry: Telemetry, llm: LanguageModel): LanguageModel {
-  return { name: llm.name, stream: (request) => observedStream(call(telemetry, 'llm', llm.name), () => llm.stream(request), request.signal) };
+  const kind = new CallKind(telemetry, 'llm', llm.name);
+  return { name: llm.name, stream: (request) => new ObservedStream(kind.start(), () => llm.stream(request), request.signal) };
 }
 
 export function observeTextToSpeech(telemetry: Telemetry, tts: TextToSpeech): TextToSpeech {
+  const kind = new CallKind(telemetry, 'tts', tts.name);
   return {
     name: tts.name,
     voices: tts.voices,
-    synthesize: (text, voice, signal) => observedStream(call(telemetry, 'tts', tts.name), () => tts.synthesize(text, voice, signal), signal),
+    synthesize: (text, voice, signal) => new ObservedStream(kind.start(), () => tts.synthesize(text, voice, signal), signal),
     ...(tts.close ? { close: () => tts.close!() } : {}),
   };
 }
 
 export function observeSpeechToText(telemetry: Telemetry, stt: SpeechToText): SpeechToText {
-  return { name: stt.name, open: () => observedTranscription(telemetry, stt), ...(stt.close ? { close: () => stt.close!() } : {}) };
+  const kind = new CallKind(telemetry, 'asr', stt.name);
+  return { name: stt.name, open: () => new ObservedTranscription(kind, stt.open()), ...(stt.close ? { close: () => stt.close!() } : {}) };
 }
 
 export function observeWebSearch(telemetry: Telemetry, search: WebSearch): WebSearch {
+  const kind = new CallKind(telemetry, 'search', search.name);
   return {
     name: search.name,
     search: async (query, signal) => {
-      const c = call(telemetry, 'search', search.name);
+      const call = kind.start();
       try {
-        const results = await c.span.run(() => search.search(query, signal));
-        c.end('ok');
+        const results = await call.span.run(() => search.search(query, signal));
+        call.end('ok');
         return results;
       } catch (error) {
-        c.end(statusOf(error, signal), error);
+        call.end(statusOf(error, signal), error);
         throw error;
       }
     },
   };
 }
 
-interface Call {
-  span: TraceSpan;
-  end(status: string, error?: unknown): void;
-}
+/** One provider and kind: its spans' name and attributes, its histogram series by status. */
+class CallKind {
+  readonly provider: string;
+  private readonly byStatus = new Map<string, HistogramSeries>();
 
-function call(telemetry: Telemetry, kind: Kind, name: string): Call {
-  const provider = name.split(':')[0] || 'unknown';
-  const started = performance.now();
-  const span = telemetry.tracing.active(`parley.${kind}`, { 'parley.provider': name });
-  return {
-    span,
-    end: (status, error) => {
-      telemetry.metrics.providerRequest.observe({ provider, kind, status }, (performance.now() - started) / 1000);
-      span.end({ 'parley.status': status }, error === undefined || status === 'aborted' ? undefined : error instanceof Error ? error.message : String(error));
-    },
-  };
-}
+  constructor(
+    readonly telemetry: Telemetry,
+    readonly kind: Kind,
+    readonly name: string,
+  ) {
+    this.provider = name.split(':')[0] || 'unknown';
+  }
 
-/** A streamed call (model, synthesis): its span is active around every step of the stream. */
-async function* observedStream<T>(c: Call, open: () => AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T> {
-  const iterator = c.span.run(() => open()[Symbol.asyncIterator]());
-  let done = false;
-  let status = 'ok';
-  let failure: unknown;
-  try {
-    for (;;) {
-      const next = await c.span.run(() => iterator.next());
-      if (next.done) {
-        done = true;
-        return;
-      }
-      yield next.value;
+  start(): Call {
+    return new Call(this, this.telemetry.tracing.active(`parley.${this.kind}`, { 'parley.provider': this.name }));
+  }
+
+  series(status: string): HistogramSeries {
+    let series = this.byStatus.get(status);
+    if (!series) {
+      series = this.telemetry.metrics.providerRequest.of(this.provider, this.kind, status);
+      this.byStatus.set(status, series);
     }
-  } catch (error) {
-    done = true;
-    status = statusOf(error, signal);
-    failure = error;
+    return series;
+  }
+}
+
+class Call {
+  private readonly started = performance.now();
+  private ended = false;
+
+  constructor(
+    private readonly kind: CallKind,
+    readonly span: TraceSpan,
+  ) {}
+
+  end(status: string, error?: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.kind.series(status).record(performance.now() - this.started);
+    this.span.end({ 'parley.status': status }, error === undefined || status === 'aborted' ? undefined : error instanceof Error ? error.message : String(error));
+  }
+}
+
+/**
+ * A streamed call (model, synthesis): its span is active around every step of the stream, and it
+ * ends with the stream (done, failed, or the consumer stopping early).
+ */
+class ObservedStream<T> implements AsyncIterable<T>, AsyncIterator<T> {
+  private inner: AsyncIterator<T> | undefined;
+  private readonly stepped = (result: IteratorResult<T>): IteratorResult<T> => {
+    if (result.done) this.end('ok');
+    return result;
+  };
+  private readonly failed = (error: unknown): never => {
+    this.end(statusOf(error, this.signal), error);
     throw error;
-  } finally {
-    // The consumer stopped early (a barge-in, a finished turn): the provider's stream ends too.
-    if (!done) await iterator.return?.();
-    if (status === 'ok' && signal.aborted) status = 'aborted';
-    c.end(status, failure);
+  };
+
+  constructor(
+    private readonly call: Call,
+    private readonly open: () => AsyncIterable<T>,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  [Symbol.asyncIterator](): AsyncIterator<T> {
+    this.inner ??= this.call.span.run(() => this.open()[Symbol.asyncIterator]());
+    return this;
+  }
+
+  next(): Promise<IteratorResult<T>> {
+    const inner = this.inner!;
+    const step = this.call.span.traced ? this.call.span.run(() => inner.next()) : inner.next();
+    return step.then(this.stepped, this.failed);
+  }
+
+  /** The consumer stopped early (a barge-in, a finished turn): the provider's stream ends too. */
+  async return(value?: unknown): Promise<IteratorResult<T>> {
+    this.end('ok');
+    return (await this.inner?.return?.(value)) ?? { done: true, value: undefined };
+  }
+
+  private end(status: string, error?: unknown): void {
+    this.call.end(status === 'ok' && this.signal.aborted ? 'aborted' : status, error);
   }
 }
 
 /** A recognition is timed from the end of the utterance (finish) to its transcript. */
-function observedTranscription(telemetry: Telemetry, stt: SpeechToText): TranscriptionStream {
-  const stream = stt.open();
-  return {
-    write: (samples) => stream.write(samples),
-    abort: () => stream.abort(),
-    finish: async () => {
-      const c = call(telemetry, 'asr', stt.name);
-      try {
-        const text = await c.span.run(() => stream.finish());
-        c.end('ok');
-        return text;
-      } catch (error) {
-        c.end(statusOf(error, undefined), error);
-        throw error;
-      }
-    },
-  };
+class ObservedTranscription implements TranscriptionStream {
+  constructor(
+    private readonly kind: CallKind,
+    private readonly stream: TranscriptionStream,
+  ) {}
+
+  write(samples: Int16Array): void {
+    this.stream.write(samples);
+  }
+
+  abort(): void {
+    this.stream.abort();
+  }
+
+  async finish(): Promise<string> {
+    const call = this.kind.start();
+    try {
+      const text = await call.span.run(() => this.stream.finish());
+      call.end('ok');
+      return text;
+    } catch (error) {
+      call.end(statusOf(error, undefined), error);
+      throw error;
+    }
+  }
 }
 
 /** A bounded label: aborted, the HTTP status of a failed request, timeout, or error. */

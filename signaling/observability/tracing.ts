@@ -13,6 +13,8 @@ export interface TracingConfig {
 
 /** A span the session layer opened; ends once. */
 export interface TraceSpan {
+  /** False for the no-op span of a server without tracing: `run` is then a plain call. */
+  readonly traced: boolean;
   /** Runs `fn` with this span as the active one (what it starts asynchronously stays inside). */
   run<T>(fn: () => T): T;
   child(name: string, attributes: Attributes, kind?: SpanKind): TraceSpan;
@@ -72,6 +74,7 @@ export class Tracing {
 }
 
 class LiveSpan implements TraceSpan {
+  readonly traced = true;
   private readonly context: Context;
   private ended = false;
 
@@ -99,7 +102,7 @@ class LiveSpan implements TraceSpan {
   }
 }
 
-const NO_SPAN: TraceSpan = { run: (fn) => fn(), child: () => NO_SPAN, end: () => undefined };
+const NO_SPAN: TraceSpan = { traced: false, run: (fn) => fn(), child: () => NO_SPAN, end: () => undefined };
 
 let registered = false;
 

@@ -85,7 +85,7 @@ describe('WebRTC transport', () => {
     expect(after.value('parley_sessions_active', { transport: 'webrtc', modality: 'voice' })).toBeGreaterThanOrEqual(1);
     await peer.close();
     ws.close();
-  });
+  }, 40_000);
 
   it('control frames travel on the data channel; wrap_up ends the call with bye {code:1000, reason:"idle"}', async () => {
     const { ws, peer } = await call({ greeting: false });

@@ -46,8 +46,11 @@ export class Connection implements RegisteredSession {
     private readonly server: ServerContext,
     private readonly handshake: HandshakeAuth | undefined,
   ) {
-    const { metrics } = server.observability;
-    this.transport = new WebSocketTransport(ws, server.config, (code, detail) => this.fail(code, detail), (code) => metrics.errors.inc({ code: errorCodeLabel(code) }), metrics.downlinkLateness.of('websocket'));
+    const { metrics, active } = server.observability;
+    this.transport = new WebSocketTransport(ws, server.config, (code, detail) => this.fail(code, detail), {
+      errorSent: active ? (code) => metrics.errors.inc({ code: errorCodeLabel(code) }) : () => undefined,
+      ...(active ? { lateness: metrics.downlinkLateness.of('websocket') } : {}),
+    });
     this.frames = this.transport;
     ws.on('message', (data, isBinary) => this.onMessage(toBuffer(data), isBinary));
     // A connected WebRTC call outlives its signaling socket (SPEC): only the peer ends it.
@@ -155,9 +158,11 @@ export class Connection implements RegisteredSession {
     this.account = prepared.credential.account;
     if (prepared.credential.kind === 'scoped') this.armExpiry(prepared.credential.expiresAt);
     const transport = start.transport?.kind === 'webrtc' ? 'webrtc' : 'websocket';
-    const telemetry = new SessionTelemetry(this.server.observability, this.server.log.child({ session_id: this.sessionId, account: this.account }), {
-      sessionId: this.sessionId, account: this.account, transport, modality: prepared.settings.modality, resumed: prepared.resumed,
-    });
+    const telemetry = this.server.observability.active
+      ? new SessionTelemetry(this.server.observability, this.server.log.child({ session_id: this.sessionId, account: this.account }), {
+          sessionId: this.sessionId, account: this.account, transport, modality: prepared.settings.modality, resumed: prepared.resumed,
+        })
+      : undefined;
     this.telemetry = telemetry;
     const observed: PreparedSession = { ...prepared, build: (on, media) => prepared.build(on, media, telemetry) };
     const begin = (session: Session): void => {

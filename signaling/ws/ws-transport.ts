@@ -20,13 +20,11 @@ export class WebSocketTransport implements Transport {
     private readonly ws: WebSocket,
     private readonly limits: Pick<Config, 'AUDIO_BACKLOG_BYTES' | 'SEND_BACKLOG_LIMIT_BYTES' | 'SLOW_CONSUMER_MS'>,
     private readonly onSlowConsumer: (code: WsErrorCode, detail: string) => void,
-    /** Counts every error frame sent (parley_errors_total). */
-    private readonly onError: (code: string) => void,
-    private readonly lateness: FineHistogram,
+    private readonly metrics: { errorSent(code: string): void; lateness?: FineHistogram },
   ) {}
 
   pacedLate(ms: number): void {
-    this.lateness.record(ms);
+    this.metrics.lateness?.record(ms);
   }
 
   get open(): boolean {
@@ -35,7 +33,7 @@ export class WebSocketTransport implements Transport {
 
   sendFrame(frame: ServerFrame): void {
     if (!this.open) return;
-    if (frame.type === 'error') this.onError(frame.code);
+    if (frame.type === 'error') this.metrics.errorSent(frame.code);
     this.batch();
     this.ws.send(JSON.stringify(frame));
     this.checkBacklog();

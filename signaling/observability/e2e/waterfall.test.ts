@@ -23,10 +23,11 @@ import { frames, ScriptedMic, zeros, type Moment } from './scripted-mic.ts';
  * view runs from that send; it then also holds the server's wait for a CPU to read the frame,
  * so the server's value may only be shorter (by at most 1 ms of clock reading the other way).
  * A busy machine delays either process by more than 5 ms at times, so up to TRIALS turns are
- * measured and one of them must agree in every span; the bound above holds in all of them.
+ * measured and each span must agree in at least one of them; the bound above holds in all.
  */
 
 const AGREE_MS = 5;
+/** Trials of a spoken turn or a barge-in (seconds each); typed turns are cheap and get twice as many. */
 const TRIALS = 4;
 
 let llm: FakeOpenAiServer;
@@ -44,6 +45,8 @@ afterEach(() => {
 
 beforeAll(async () => {
   llm = await startFakeOpenAiServer();
+  // Tokens stream in over time, as from a real model: each arrives, and leaves, on its own.
+  llm.delayMs = 10;
   speech = await startFakeOpenAiSpeechServer();
   t = await spawnServer({
     LLM_PROVIDER: 'openai', LLM_BASE_URL: llm.url,
@@ -61,20 +64,20 @@ afterAll(async () => {
 /** One comparison: the server's value, the client's view of the same span, and whether that view starts at a send. */
 type Pair = [what: string, server: number | undefined, client: number, fromSend?: 'from a send'];
 
-/** Runs `trial` until one agrees within AGREE_MS in every span (see above). */
-async function agree(trial: (n: number) => Promise<Pair[]>): Promise<void> {
-  let last = '';
-  for (let n = 0; n < TRIALS; n += 1) {
-    const pairs = await trial(n);
-    for (const [what, server, client, fromSend] of pairs) {
+/** Runs `trial` until every span has agreed within AGREE_MS at least once (see above). */
+async function agree(trial: (n: number) => Promise<Pair[]>, trials = TRIALS): Promise<void> {
+  const best = new Map<string, { off: number; server: number; client: number }>();
+  for (let n = 0; n < trials; n += 1) {
+    for (const [what, server, client, fromSend] of await trial(n)) {
       expect(server, `${what} is on done.metrics`).toBeTypeOf('number');
       if (fromSend) expect(server!, `${what}: the server's span (${server} ms) is longer than the client's (${client.toFixed(1)} ms)`).toBeLessThanOrEqual(client + 1);
+      const off = Math.abs(client - server!);
+      if (off < (best.get(what)?.off ?? Number.POSITIVE_INFINITY)) best.set(what, { off, server: server!, client });
     }
-    const off = pairs.filter(([, server, client]) => Math.abs(client - server!) > AGREE_MS);
-    if (off.length === 0) return;
-    last = off.map(([what, server, client]) => `${what}: server ${server} ms, client ${client.toFixed(1)} ms`).join('; ');
+    if ([...best.values()].every((b) => b.off <= AGREE_MS)) return;
   }
-  expect.fail(`no trial of ${TRIALS} agreed within ${AGREE_MS} ms; the last: ${last}`);
+  const failing = [...best].filter(([, b]) => b.off > AGREE_MS).map(([what, b]) => `${what}: server ${b.server} ms, client ${b.client.toFixed(1)} ms`);
+  expect.fail(`in ${trials} trials these never agreed within ${AGREE_MS} ms (closest shown): ${failing.join('; ')}`);
 }
 
 async function voiceSession(): Promise<{ client: WsTestClient; mic: ScriptedMic }> {
@@ -112,7 +115,7 @@ describe('the per-turn waterfall', () => {
         ['text_first_delta', metrics.text_first_delta, firstDeltaAt - asrAt],
         ['llm_first_token', metrics.llm_first_token, firstDeltaAt - asrAt],
       ];
-    });
+    }, TRIALS * 2);
     client.assertProtocol();
   });
 

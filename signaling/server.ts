@@ -52,7 +52,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     ? { ...providers, tts: observeTextToSpeech(observability, providers.tts), stt: observeSpeechToText(observability, providers.stt) }
     : providers;
   const llm = overrides.llm ?? createLanguageModel(config, log);
-  const search = config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL) : undefined;
+  const search = config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL, { timeoutMs: config.SEARCH_TIMEOUT_MS, connections: config.PROVIDER_CONNECTIONS }) : undefined;
   const context: ServerContext = {
     config,
     keys,

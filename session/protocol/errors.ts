@@ -1,5 +1,5 @@
 /**
- * Every error code the server emits, in one place: the README documents each one and a test
+ * Every error code the server emits, in one place: docs/protocol.md documents each one and a test
  * checks that it does. SPEC's codes keep SPEC's retryable defaults. Callers build error frames
  * through `errorFrame`, so a code's retryable flag is never written twice.
  */
@@ -39,6 +39,8 @@ export const WS_ERRORS = {
 /** Codes the session core emits while the connection stays open. */
 export const SESSION_ERRORS = {
   model_error: { retryable: true },
+  asr_error: { retryable: true },
+  tts_error: { retryable: true },
   modality_mismatch: { retryable: false },
   unknown_voice: { retryable: false },
   reply_in_progress: { retryable: true },

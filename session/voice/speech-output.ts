@@ -19,7 +19,6 @@ export interface SpeechOutputOptions {
   sendAheadMs?: number;
   /** See Transport.pacedLate. */
   pacedLate?(ms: number): void;
-  onError(error: Error): void;
 }
 
 /**
@@ -44,11 +43,15 @@ export class SpeechOutput {
     });
   }
 
-  /** Starts speaking a new turn; any turn still speaking is cut off first. */
-  begin(voice: string, observation?: TurnObservation): SpeechTurn {
+  /**
+   * Starts speaking a new turn; any turn still speaking is cut off first. `onFailure` hears a
+   * synthesis failure (once; the turn speaks nothing more); `observation` gets the turn's speech
+   * moments (synthesis asked and answered, the first audio out, the downlink stopped).
+   */
+  begin(voice: string, onFailure: (error: Error) => void, observation?: TurnObservation): SpeechTurn {
     this.current?.stop();
     this.pacer.sentMs = 0;
-    const turn = new SpeechTurn(this, voice, observation);
+    const turn = new SpeechTurn(this, voice, onFailure, observation);
     this.current = turn;
     return turn;
   }
@@ -56,7 +59,6 @@ export class SpeechOutput {
   get pacerSentMs(): number {
     return this.pacer.sentMs;
   }
-
 
   close(): void {
     this.current?.stop();
@@ -113,10 +115,6 @@ export class SpeechOutput {
     return this.pacer.clear();
   }
 
-  /** @internal */
-  reportError(error: Error): void {
-    this.options.onError(error);
-  }
 }
 
 export class SpeechTurn {
@@ -132,6 +130,7 @@ export class SpeechTurn {
   constructor(
     private readonly output: SpeechOutput,
     private readonly voice: string,
+    private readonly onFailure: (error: Error) => void,
     private readonly observation: TurnObservation | undefined,
   ) {}
 
@@ -207,7 +206,7 @@ export class SpeechTurn {
           first = false;
         }
       } catch (error) {
-        if (!this.stopped) this.output.reportError(error instanceof Error ? error : new Error(String(error)));
+        if (!this.stopped) this.onFailure(error instanceof Error ? error : new Error(String(error)));
       }
     });
   }

@@ -29,7 +29,6 @@ export function openVoiceSide(host: VoiceHost, settings: SessionSettings, deps: 
     discardAudio: () => transport.discardAudio?.(),
     ...(transport.sendAheadMs === undefined ? {} : { sendAheadMs: transport.sendAheadMs }),
     ...(transport.pacedLate ? { pacedLate: (ms: number) => transport.pacedLate!(ms) } : {}),
-    onError: (error) => deps.log.warn({ err: error.message }, 'speech synthesis failed'),
   });
   return { speech, voice: new VoiceController(host, media.inputRate, deps.voice.createVad(), deps.voice.stt) };
 }

@@ -86,7 +86,7 @@ function createMetrics(processDefaults: boolean): ParleyMetrics {
     errors: new Counter({ name: 'parley_errors_total', help: 'Error frames sent, by code', labelNames: ['code'], registers }),
     providerRequest: new HistogramFamily(
       'parley_provider_request_seconds',
-      'Provider calls from request to their last byte, by provider, kind (llm, asr, tts, search) and status (ok, aborted, timeout, error, or the HTTP status of a failure)',
+      'Provider calls from request to their last byte, by provider, kind (llm, asr, tts, search) and status (ok, aborted, the HTTP status of a refusal, or how it failed: timeout, stalled, unreachable, broken, malformed, ended_early, upstream_error, error)',
       ['provider', 'kind', 'status'],
       STAGE_BUCKETS,
       registry,

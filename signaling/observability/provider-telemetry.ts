@@ -173,11 +173,14 @@ class ObservedTranscription implements TranscriptionStream {
   }
 }
 
-/** A bounded label: aborted, the HTTP status of a failed request, timeout, or error. */
-function statusOf(error: unknown, signal: AbortSignal | undefined): string {
+/** How an adapter's ProviderError names its failure (session/providers/http/failure.ts) in its message. */
+const FAILURE_KINDS = ['timeout', 'stalled', 'unreachable', 'broken', 'malformed', 'ended_early', 'upstream_error'] as const;
+
+/** A bounded label: aborted, the HTTP status of a refused request, the adapter's failure kind, or error. */
+export function statusOf(error: unknown, signal: AbortSignal | undefined): string {
   if (signal?.aborted) return 'aborted';
   const status = (error as { status?: unknown } | undefined)?.status;
   if (typeof status === 'number' && Number.isInteger(status) && status >= 100 && status <= 599) return String(status);
   const message = error instanceof Error ? error.message : String(error);
-  return /time(d)? ?out/i.test(message) ? 'timeout' : 'error';
+  return FAILURE_KINDS.find((kind) => message.includes(`: ${kind}`)) ?? (/timed out/i.test(message) ? 'timeout' : 'error');
 }

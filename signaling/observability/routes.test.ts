@@ -68,7 +68,7 @@ describe('GET /readyz', () => {
     const ready = await fetch(`${t.url}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ status: 'ready', checks: {} });
-    expect(await (await fetch(`${t.url}/healthz`)).json()).toEqual({ status: 'ok', sessions: 0 });
+    expect(await (await fetch(`${t.url}/healthz`)).json()).toMatchObject({ status: 'ok', sessions: 0 });
   });
 
   it('answers 503 naming an unreachable provider, and 200 once it is back', async () => {

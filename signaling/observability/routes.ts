@@ -14,7 +14,9 @@ import { bearerToken } from '../http/json-body.ts';
 export function mountObservability(router: Router, server: ServerContext): void {
   router.get('/healthz', (ctx) => {
     ctx.status = server.draining ? 503 : 200;
-    ctx.body = { status: server.draining ? 'draining' : 'ok', sessions: server.sessions.size };
+    // `voice` lets the demo page say why voice is off before anyone tries it.
+    const voice = server.voice.ok ? { available: true } : { available: false, detail: server.voice.reason };
+    ctx.body = { status: server.draining ? 'draining' : 'ok', sessions: server.sessions.size, voice };
   });
   router.get('/readyz', async (ctx) => {
     const report = await server.observability.readiness.report(server.draining);

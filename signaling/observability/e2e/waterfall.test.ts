@@ -213,7 +213,7 @@ describe('the per-turn waterfall', () => {
       provider: ['openai', 'local', 'flite', 'pocketsphinx', 'searxng'],
       outcome: ['succeeded', 'failed', 'cancelled', 'timed_out', 'unknown', 'resumed', 'refused'],
     };
-    const patterns: Record<string, RegExp> = { status: /^(ok|aborted|timeout|error|[1-5]\d\d)$/, close_code: /^(\d{4}|other)$/, code: /^[a-z_]+$/, le: /^([\d.e+-]+|\+Inf)$/ };
+    const patterns: Record<string, RegExp> = { status: /^(ok|aborted|timeout|stalled|unreachable|broken|malformed|ended_early|upstream_error|error|[1-5]\d\d)$/, close_code: /^(\d{4}|other)$/, code: /^[a-z_]+$/, le: /^([\d.e+-]+|\+Inf)$/ };
     for (const sample of after.samples.filter((s) => s.name.startsWith('parley_'))) {
       for (const [label, value] of Object.entries(sample.labels)) {
         const where = `${sample.name}{${label}="${value}"}`;

@@ -1,4 +1,4 @@
-import type { VoiceActivityDetector } from '../media/vad.ts';
+import type { VadFactory } from '../media/vad.ts';
 import type { OutputEncoding } from '../media/pcm.ts';
 import type { ClientFrame } from './protocol/client.ts';
 import type { SpeechToText } from './providers/asr.ts';
@@ -9,6 +9,7 @@ import type { VoiceCatalog } from './providers/voices.ts';
 import type { ToolDeskOptions } from './tools/tool-desk.ts';
 import type { Transport } from './transport.ts';
 import type { SessionObserver } from './observer.ts';
+import type { BargeInPolicy } from './voice/barge-in.ts';
 
 export interface SessionLog {
   info(obj: object, msg: string): void;
@@ -25,8 +26,10 @@ export interface SessionDeps {
   tools: ToolDeskOptions;
   endCallGraceMs: number;
   signOff: string;
+  /** Characters of conversation kept for the model (history-budget.ts; default 100,000). */
+  historyMaxChars?: number;
   /** Voice sessions only. */
-  voice?: { tts: TextToSpeech; stt: SpeechToText; createVad(): VoiceActivityDetector };
+  voice?: { tts: TextToSpeech; stt: SpeechToText; vad: VadFactory; bargeIn?: BargeInPolicy };
   /** Metrics, logs and traces of the session's work (none when absent). */
   observer?: SessionObserver;
   /** The pipeline's own formats when the transport is not the wire format (WebRTC: 48 kHz PCM16 both ways). */

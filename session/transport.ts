@@ -27,4 +27,7 @@ export interface Transport {
   discardAudio?(): void;
   /** How late (ms) the session's pacer handed each steady-state audio frame over, against its slot. */
   pacedLate?(ms: number): void;
+  /** Holds audio handed over but not yet sent (a possible barge-in) until resumeAudio or discardAudio. */
+  pauseAudio?(): void;
+  resumeAudio?(): void;
 }

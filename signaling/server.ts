@@ -18,6 +18,7 @@ import { MemoryResumeStash, type ResumeStash } from '../session/resume/resume-st
 import { OneShotStore } from './one-shot-store.ts';
 import { createObservability } from './observability/observability.ts';
 import { observeLanguageModel, observeSpeechToText, observeTextToSpeech, observeWebSearch } from './observability/provider-telemetry.ts';
+import { FailedAttempts } from './failed-attempts.ts';
 
 export interface RunningServer {
   /** http://host:port */
@@ -64,7 +65,8 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     voice,
     search: search && observed ? observeWebSearch(observability, search) : search,
     stash: overrides.stash ?? new MemoryResumeStash(),
-    oneShots: new OneShotStore(config.DATA_DIR),
+    oneShots: new OneShotStore(config.DATA_DIR, config.REPORTS_MAX_BYTES),
+    attempts: new FailedAttempts(config, log),
     draining: false,
     observability,
   };

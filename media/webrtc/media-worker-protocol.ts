@@ -18,6 +18,9 @@ export type WorkerCommand =
   | { t: 'packet'; id: number; packet: Uint8Array }
   /** Barge-in: packets not sent yet are dropped. */
   | { t: 'discard'; id: number }
+  /** A possible barge-in: packets not sent yet are held, then resumed or discarded. */
+  | { t: 'pause'; id: number }
+  | { t: 'resume'; id: number }
   /** Send the media stats gathered so far now (a scrape, a benchmark window's end). */
   | { t: 'stats' }
   | { t: 'control'; id: number; text: string }

@@ -33,6 +33,7 @@ export const WS_ERRORS = {
   voice_unavailable: { retryable: false, close: 4400 },
   web_search_unavailable: { retryable: false, close: 4400 },
   slow_consumer: { retryable: true, close: 4429 },
+  too_many_attempts: { retryable: true, close: 4429 },
   internal_error: { retryable: true, close: 1011 },
 } as const satisfies Record<string, ErrorSpec>;
 
@@ -61,9 +62,11 @@ export const HTTP_ERRORS = {
   invalid_request: 400,
   unauthorized: 401,
   forbidden: 403,
+  forbidden_origin: 403,
   not_found: 404,
   method_not_allowed: 405,
   payload_too_large: 413,
+  too_many_attempts: 429,
   not_json: 415,
   server_restarting: 503,
   internal_error: 500,

@@ -19,6 +19,9 @@ export interface SpeechOutputOptions {
   sendAheadMs?: number;
   /** See Transport.pacedLate. */
   pacedLate?(ms: number): void;
+  /** Holds / releases audio the transport still holds (Transport.pauseAudio). */
+  pauseAudio?(): void;
+  resumeAudio?(): void;
 }
 
 /**
@@ -58,6 +61,26 @@ export class SpeechOutput {
 
   get pacerSentMs(): number {
     return this.pacer.sentMs;
+  }
+
+  /**
+   * A possible barge-in: the downlink stops at once, nothing is dropped (the client's buffer
+   * drains). False when no turn is speaking. This is the moment a barge-in stops the audio.
+   */
+  pause(): boolean {
+    if (!this.current?.speaking || this.pacer.paused) return false;
+    this.pacer.pause();
+    this.options.pauseAudio?.();
+    this.current.downlinkHeld(true);
+    return true;
+  }
+
+  /** Not an interruption after all: sends on from the first frame not sent. */
+  resume(): void {
+    if (!this.pacer.paused) return;
+    this.options.resumeAudio?.();
+    this.pacer.resume(this.options.sendAheadMs !== undefined);
+    this.current?.downlinkHeld(false);
   }
 
   close(): void {
@@ -139,6 +162,15 @@ export class SpeechTurn {
     this.observation?.mark('firstAudioOut');
   }
 
+  /**
+   * @internal a possible barge-in paused the downlink (the moment its audio stopped), or it
+   * resumed: not an interruption after all, so that stop does not count.
+   */
+  downlinkHeld(held: boolean): void {
+    if (held) this.observation?.mark('downlinkStopped');
+    else this.observation?.unmark('downlinkStopped');
+  }
+
   pushText(delta: string): void {
     for (const sentence of this.splitter.push(delta)) this.speak(sentence);
   }
@@ -168,6 +200,10 @@ export class SpeechTurn {
       this.observation?.mark('downlinkStopped');
     }
     return this.sentMs;
+  }
+
+  get speaking(): boolean {
+    return !this.stopped && this.finalSentMs === undefined;
   }
 
   /** Audio of this turn already handed to the transport. */

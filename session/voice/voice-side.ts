@@ -27,8 +27,10 @@ export function openVoiceSide(host: VoiceHost, settings: SessionSettings, deps: 
     },
     ...(transport.downlinkLeadMs === undefined ? {} : { leadMs: transport.downlinkLeadMs }),
     discardAudio: () => transport.discardAudio?.(),
+    pauseAudio: () => transport.pauseAudio?.(),
+    resumeAudio: () => transport.resumeAudio?.(),
     ...(transport.sendAheadMs === undefined ? {} : { sendAheadMs: transport.sendAheadMs }),
     ...(transport.pacedLate ? { pacedLate: (ms: number) => transport.pacedLate!(ms) } : {}),
   });
-  return { speech, voice: new VoiceController(host, media.inputRate, deps.voice.createVad(), deps.voice.stt) };
+  return { speech, voice: new VoiceController(host, media.inputRate, deps.voice) };
 }

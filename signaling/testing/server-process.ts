@@ -14,6 +14,7 @@ export interface ServerProcess {
   /** http://host:port from the listening line. */
   readonly url: string;
   stdout(): string;
+  stderr(): string;
   readonly exited: Promise<number | null>;
   /** SIGTERM (the server drains) and the exit code; the whole process group is killed after `graceMs`. */
   stop(graceMs?: number): Promise<number | null>;
@@ -52,6 +53,7 @@ export async function spawnServerProcess(argv: string[], options: { cwd?: string
     child,
     url,
     stdout: () => stdout,
+    stderr: () => stderr,
     exited,
     async stop(graceMs = 15_000) {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;

@@ -1,6 +1,6 @@
 import { Endpointer, type EndpointerOptions } from '../../../media/endpointer.ts';
 import { int16ToBytes, rmsDbfs } from '../../../media/pcm.ts';
-import { VAD_FRAME_SAMPLES, type VoiceActivityDetector } from '../../../media/vad.ts';
+import { VAD_FRAME_SAMPLES, type VadFactory } from '../../../media/vad.ts';
 import type { WsTestClient } from '../../testing/ws-test-client.ts';
 
 /** A moment of the uplink as the server's endpointer saw it, by frame index. */
@@ -31,13 +31,20 @@ export class ScriptedMic {
     }
   }
 
-  replay(vad: VoiceActivityDetector, options: EndpointerOptions): Moment[] {
-    const endpointer = new Endpointer(options);
+  async replay(vads: VadFactory, options: EndpointerOptions): Promise<Moment[]> {
+    // A fresh detector fed the same frames from the session's start decides as the session's did.
     const voiced: boolean[] = [];
+    const vad = vads.create((_frame, speech) => voiced.push(speech));
+    for (const frame of this.frames) vad.push(frame);
+    // A detector decides whole windows (Silero's are 32 ms): two frames of silence after the last
+    // (every stream here ends in silence) complete the window it falls in.
+    for (let pad = 0; pad < 2; pad += 1) vad.push(new Int16Array(VAD_FRAME_SAMPLES));
+    while (voiced.length < this.frames.length) await new Promise((resolve) => setTimeout(resolve, 5));
+    vad.free();
+    const endpointer = new Endpointer(options);
     const moments: Moment[] = [];
     this.frames.forEach((frame, i) => {
-      const speech = vad.isSpeech(frame);
-      voiced.push(speech);
+      const speech = voiced[i]!;
       for (const event of endpointer.push(frame, speech, rmsDbfs(frame))) {
         if (event.type === 'speech_start') {
           // The first voiced frame among the last four (the window that opened the segment).
@@ -49,7 +56,6 @@ export class ScriptedMic {
         }
       }
     });
-    vad.free();
     return moments;
   }
 }

@@ -38,6 +38,8 @@ export interface SessionDeps {
   voice?: { tts: TextToSpeech; stt: SpeechToText; createVad(): VoiceActivityDetector };
   /** The pipeline's own formats when the transport is not the wire format (WebRTC: 48 kHz PCM16 both ways). */
   media?: { inputRate: number; outputRate: number; encoding: OutputEncoding };
+  /** Called after every reply ends (its done sent): the moment to write the conversation through. */
+  onTurnEnd?(): void;
 }
 
 /** Frames the session core handles; start is the connection's business. */
@@ -268,7 +270,14 @@ export class Session implements VoiceHost {
    */
   detach(): SessionSnapshot {
     this.current?.interrupt(this.bargeSeq);
-    const snapshot: SessionSnapshot = {
+    const snapshot = this.snapshot();
+    this.close();
+    return snapshot;
+  }
+
+  /** What a resume needs, as plain data, taken without stopping anything. */
+  snapshot(): SessionSnapshot {
+    return {
       settings: structuredClone(this.settings),
       history: this.history.snapshot(),
       injectedIds: [...this.injectedIds],
@@ -276,8 +285,6 @@ export class Session implements VoiceHost {
       bargeSeq: this.bargeSeq,
       greeted: this.greeted,
     };
-    this.close();
-    return snapshot;
   }
 
   /** The transport is gone; stop work in flight. */
@@ -410,6 +417,7 @@ export class Session implements VoiceHost {
 
   private afterTurn(_status: TurnStatus, farewell: string | undefined): void {
     if (this.closed) return;
+    this.deps.onTurnEnd?.();
     if (farewell !== undefined) return this.ending.agentEnded(farewell);
     if (this.ending.wrappingUp) return;
     // The floor may be free: deliver waiting interaction asks, then background-job voiceovers.

@@ -115,6 +115,18 @@ export const ConfigSchema = z.object({
   WEBRTC_MEDIA_WORKER_NICE: z.coerce.number().int().min(-20).max(19).default(-10),
 
   TRUST_PROXY: flag.default(false),
+
+  /**
+   * Several processes, one service. PostgreSQL holds accounts, keys and stored reports (SQLite in
+   * DATA_DIR when unset); Redis holds live state: the resume stash, the live-session registry and
+   * shared counters (this process's memory when unset).
+   */
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' }).optional(),
+  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
+  /** Prefix of every Redis key, so several deployments (or tests) can share one Redis. */
+  REDIS_KEY_PREFIX: z.string().min(1).max(100).default('parley:'),
+  /** A live session's lease in the shared registry: a crashed process's sessions vanish within it. */
+  SESSION_LEASE_MS: z.coerce.number().int().min(300).max(600_000).default(15_000),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KeyStore } from './keys/key-store.ts';
+import { freePort } from './testing/engine-process.ts';
+import { createPersistentKey } from './testing/sql-engines.ts';
 import { expectAlive, expectFatal, longSay, sid, textStart, WAIT_MS } from './testing/conversation.ts';
 import { startTestServer } from './testing/test-server.ts';
 import { startSession, WsTestClient } from './testing/ws-test-client.ts';
@@ -17,18 +17,6 @@ import { startSession, WsTestClient } from './testing/ws-test-client.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const TSX_CLI = join(ROOT, 'node_modules/tsx/dist/cli.mjs');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 interface Child {
   process: ChildProcess;
@@ -52,9 +40,7 @@ async function spawnServer(env: Record<string, string> = {}): Promise<Child> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-drain-'));
   dirs.push(dataDir);
   // The key is made before the server starts, as an operator would with `npm run keys create`.
-  const store = KeyStore.open(dataDir);
-  const { key } = store.create('acme');
-  store.close();
+  const { key } = await createPersistentKey({ DATA_DIR: dataDir }, 'acme');
 
   const port = await freePort();
   const child = spawn(process.execPath, [TSX_CLI, join(ROOT, 'signaling/main.ts')], {

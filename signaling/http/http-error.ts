@@ -6,3 +6,12 @@ export function sendHttpError(ctx: Context, code: HttpErrorCode, detail: string,
   ctx.status = HTTP_ERRORS[code];
   ctx.body = { code, detail, retryable };
 }
+
+/** Seconds a client is told to wait (Retry-After) when a store is unavailable. */
+export const RETRY_AFTER_S = 2;
+
+/** 503 store_unavailable with Retry-After: the request can be repeated unchanged. */
+export function sendStoreUnavailable(ctx: Context, what: string): void {
+  ctx.set('Retry-After', String(RETRY_AFTER_S));
+  sendHttpError(ctx, 'store_unavailable', `${what} is unavailable right now; retry in a few seconds`, true);
+}

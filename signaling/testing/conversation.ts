@@ -115,9 +115,9 @@ export async function expectStartRejected(
 }
 
 /** Polls a condition (no timing assertion: only a generous upper bound). */
-export async function eventually(predicate: () => boolean, timeoutMs = WAIT_MS, what = 'condition'): Promise<void> {
+export async function eventually(predicate: () => boolean | Promise<boolean>, timeoutMs = WAIT_MS, what = 'condition'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
+  while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

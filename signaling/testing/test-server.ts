@@ -22,7 +22,7 @@ export async function startTestServer(env: Record<string, string> = {}, override
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-test-'));
   const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', LOCAL_LLM_WORD_DELAY_MS: '0', ...env });
   const server = await startServer(config, overrides);
-  const created = server.context.keys.create('acme');
+  const created = await server.context.stores.keys.create('acme');
   return {
     server,
     url: server.url,

@@ -1,6 +1,5 @@
 import type { RawData, WebSocket } from 'ws';
 import type { Session } from '../../session/session.ts';
-import { randomId } from '../../session/ids.ts';
 import type { ServerContext } from '../context.ts';
 import { errorFrame, WS_ERRORS, type ErrorCode, type WsErrorCode } from '../../session/protocol/errors.ts';
 import { parseClientFrame } from '../../session/protocol/parse.ts';
@@ -10,6 +9,8 @@ import type { RegisteredSession } from '../session-registry.ts';
 import { prepareSession } from './open-session.ts';
 import { acceptOneShot } from './one-shot.ts';
 import type { ClientFrameOf } from '../../session/protocol/client.ts';
+import { StoreUnavailableError } from '../stores/unavailable.ts';
+import { LiveRecord } from './live-record.ts';
 import { WebSocketTransport } from './ws-transport.ts';
 import { WebRtcSetup } from '../webrtc/webrtc-setup.ts';
 import type { WebRtcTransport } from '../webrtc/webrtc-transport.ts';
@@ -23,8 +24,8 @@ import type { Transport } from '../../session/transport.ts';
 export class Connection implements RegisteredSession {
   sessionId = '';
   private session: Session | undefined;
-  private account = '';
-  private resumeToken = '';
+  /** The conversation's lease and stash entry, from the accepted start on. */
+  private record: LiveRecord | undefined;
   private readonly transport: WebSocketTransport;
   /** Where frames go: the socket, or the WebRTC transport once a call is connected. */
   private frames: Transport;
@@ -58,8 +59,16 @@ export class Connection implements RegisteredSession {
     this.startTimer = setTimeout(() => this.fail('start_timeout', `no start frame within ${server.config.START_TIMEOUT_MS} ms`), server.config.START_TIMEOUT_MS);
   }
 
+  get resumeToken(): string {
+    return this.session ? (this.record?.token ?? '') : '';
+  }
+
   shutdown(code: 'server_restarting'): void {
     this.fail(code, 'the server is restarting; reconnect and resume with your resume_token');
+  }
+
+  checkpoint(): void {
+    if (this.session && !this.failing && !this.ended) this.record?.checkpoint(this.session);
   }
 
   private onMessage(bytes: Buffer, isBinary: boolean): void {
@@ -130,6 +139,7 @@ export class Connection implements RegisteredSession {
         this.transport.close(1000, 'reported');
       },
       (error: unknown) => {
+        if (error instanceof StoreUnavailableError) return this.fail('store_unavailable', 'the report could not be stored right now; send it again shortly');
         this.server.log.error({ err: String(error) }, 'storing a report failed');
         this.fail('internal_error', 'the report could not be stored');
       },
@@ -137,7 +147,7 @@ export class Connection implements RegisteredSession {
   }
 
   private async onStart(start: StartFrame): Promise<void> {
-    const prepared = await prepareSession(this.server, this.handshake, start);
+    const prepared = await prepareSession(this.server, this.handshake, start, { onTurnEnd: () => this.checkpoint() });
     if (this.ended) return;
     if (!prepared.ok) {
       // A failed resume leaves the socket open: the client may start fresh on it.
@@ -148,13 +158,19 @@ export class Connection implements RegisteredSession {
     if (!this.server.sessions.tryAdd(this)) return this.fail('server_busy', 'the server is at MAX_SESSIONS; retry later');
     this.registered = true;
     clearTimeout(this.startTimer);
-    this.account = prepared.credential.account;
+    const transport = start.transport?.kind === 'webrtc' ? 'webrtc' : 'websocket';
+    const record = new LiveRecord(this.server, { account: prepared.credential.account, sessionId: start.session_id }, { modality: prepared.settings.modality, transport }, () =>
+      this.fail('resumed_elsewhere', 'this conversation was resumed on another connection with its resume token'),
+    );
+    this.record = record;
+    await record.register();
+    if (this.ended) return;
     if (prepared.credential.kind === 'scoped') this.armExpiry(prepared.credential.expiresAt);
     const begin = (session: Session): void => {
       this.session = session;
-      session.log.info({ modality: session.settings.modality, transport: this.webrtc ? 'webrtc' : 'websocket', key_kind: prepared.credential.kind, resumed: prepared.resumed }, 'session started');
-      this.resumeToken = randomId('rt', 32);
-      session.begin(this.resumeToken);
+      session.log.info({ modality: session.settings.modality, transport, key_kind: prepared.credential.kind, resumed: prepared.resumed }, 'session started');
+      session.begin(record.token);
+      record.checkpoint(session);
     };
     if (start.transport?.kind !== 'webrtc') return begin(prepared.build(this.transport));
     // WebRTC: ready waits until the peer is connected, so the greeting is never spoken into a
@@ -189,15 +205,22 @@ export class Connection implements RegisteredSession {
     this.frames.sendFrame(errorFrame(code, detail));
   }
 
-  /** A fatal error: the frame, then the close code documented for it. */
+  /**
+   * A fatal error: the frame, then the close code documented for it. A live conversation is
+   * stashed first, because the client may reconnect to another process the moment it hears.
+   */
   private fail(code: WsErrorCode, detail: string): void {
     if (this.ended || this.failing) return;
     this.failing = true;
-    this.sendError(code, detail);
     const spec = WS_ERRORS[code];
     const closeCode = 'close' in spec ? spec.close : 1011;
-    this.frames.close(closeCode, code);
-    this.teardown(closeCode);
+    const close = (): void => {
+      this.sendError(code, detail);
+      this.frames.close(closeCode, code);
+      this.teardown(closeCode);
+    };
+    if (this.session && this.record) void this.record.stash(this.session).finally(close);
+    else close();
   }
 
   private teardown(code: number): void {
@@ -207,16 +230,14 @@ export class Connection implements RegisteredSession {
     clearTimeout(this.expiryTimer);
     if (!this.session) this.webrtc?.close();
     const session = this.session;
-    if (session) {
+    const record = this.record;
+    if (session && record) {
       // 1000 is a clean end (the client closed, or the call ended): nothing to resume.
-      if (code !== 1000) {
-        const snapshot = session.detach();
-        void this.server.stash.put(this.resumeToken, { account: this.account, sessionId: this.sessionId, snapshot }, this.server.config.RESUME_TTL_S * 1000);
-      } else {
-        session.close();
-      }
+      if (code === 1000) record.end(session);
+      else void record.stash(session);
       session.log.info({ close_code: code, stashed: code !== 1000 }, 'session ended');
     }
+    record?.release();
     if (this.registered) {
       this.registered = false;
       this.server.sessions.remove(this);

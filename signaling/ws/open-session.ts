@@ -7,6 +7,7 @@ import type { WsErrorCode } from '../../session/protocol/errors.ts';
 import type { StartFrame } from '../../session/protocol/start.ts';
 import { checkToolChoice, validateTools } from '../../session/protocol/tools.ts';
 import type { Credential } from '../keys/credentials.ts';
+import { StoreUnavailableError } from '../stores/unavailable.ts';
 import { authenticateStart, type HandshakeAuth } from './authenticate.ts';
 
 export interface PreparedSession {
@@ -20,29 +21,44 @@ export interface PreparedSession {
 
 export type PrepareResult = PreparedSession | { ok: false; code: WsErrorCode; detail: string };
 
+export interface SessionHooks {
+  /** After every reply: the connection writes the conversation through to a shared stash. */
+  onTurnEnd(): void;
+}
+
 /**
  * Everything between a valid start frame and a live Session: feature checks, authentication,
  * the resume token, and the session's dependencies. Checks run in the order a client can fix
- * them; `resume_failed` is the one refusal that leaves the socket open for a fresh start.
+ * them; `resume_failed` is the one refusal that leaves the socket open for a fresh start. A
+ * store that cannot answer (a persistent key or a token to check) is `store_unavailable`:
+ * retryable, and the token is left as it was.
  */
-export async function prepareSession(server: ServerContext, handshake: HandshakeAuth | undefined, start: StartFrame): Promise<PrepareResult> {
+export async function prepareSession(server: ServerContext, handshake: HandshakeAuth | undefined, start: StartFrame, hooks: SessionHooks): Promise<PrepareResult> {
+  try {
+    return await prepare(server, handshake, start, hooks);
+  } catch (error) {
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    server.log.warn({ err: error.message, session_id: start.session_id }, 'start refused: a store is unavailable');
+    const what = error.store === 'redis' ? 'the resume stash' : 'the key database';
+    return { ok: false, code: 'store_unavailable', detail: `${what} is unavailable right now; retry shortly (a resume token stays valid)` };
+  }
+}
+
+async function prepare(server: ServerContext, handshake: HandshakeAuth | undefined, start: StartFrame, hooks: SessionHooks): Promise<PrepareResult> {
   const { config } = server;
   const mode = start.mode;
   const tools = mode.tools === undefined ? undefined : validateTools(mode.tools, { webSearch: mode.web_search ?? false, endCall: mode.end_call ?? false });
   if (tools && !tools.ok) return { ok: false, code: 'invalid_tools', detail: tools.detail };
-  const auth = authenticateStart(server, handshake, start.api_key, start.session_id);
+  const auth = await authenticateStart(server, handshake, start.api_key, start.session_id);
   if (!auth.ok) return { ok: false, code: 'unauthorized', detail: auth.detail };
   if (mode.voice !== undefined && !server.voices.find(mode.voice)) return { ok: false, code: 'invalid_start_frame', detail: `mode.voice: unknown voice "${mode.voice}"` };
 
   let restored: SessionSnapshot | undefined;
   if (start.resume_token !== undefined) {
-    const taken = await server.stash.take(start.resume_token);
-    if (taken && (taken.entry.account !== auth.credential.account || taken.entry.sessionId !== start.session_id)) {
-      // Not this caller's conversation: refuse, and leave it for its owner.
-      await server.stash.put(start.resume_token, taken.entry, Math.max(1, taken.expiresAt - Date.now()));
-      return { ok: false, code: 'resume_failed', detail: 'resume token belongs to another account or session; start again without it' };
-    }
-    if (!taken) return { ok: false, code: 'resume_failed', detail: 'resume token is unknown, expired or already used; start again without it' };
+    // Not this caller's conversation: refused, and left for its owner.
+    const taken = await server.stores.stash.take(start.resume_token, { account: auth.credential.account, sessionId: start.session_id });
+    if (taken.status === 'not_owner') return { ok: false, code: 'resume_failed', detail: 'resume token belongs to another account or session; start again without it' };
+    if (taken.status === 'unknown') return { ok: false, code: 'resume_failed', detail: 'resume token is unknown, expired or already used; start again without it' };
     restored = taken.entry.snapshot;
   }
 
@@ -75,6 +91,7 @@ export async function prepareSession(server: ServerContext, handshake: Handshake
     endCallGraceMs: config.END_CALL_GRACE_MS,
     signOff: config.WRAP_UP_SIGN_OFF,
     ...(settings.modality === 'voice' && server.voice.ok ? { voice: server.voice } : {}),
+    onTurnEnd: () => hooks.onTurnEnd(),
   };
   const session = new Session(start.session_id, settings, deps);
   if (restored) session.restore(restored);

@@ -4,6 +4,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { ServerContext } from '../context.ts';
 import { checkKey } from '../keys/credentials.ts';
 import { bearerToken } from '../http/json-body.ts';
+import { StoreUnavailableError } from '../stores/unavailable.ts';
+import { RETRY_AFTER_S } from '../http/http-error.ts';
 import type { HandshakeAuth } from './authenticate.ts';
 import { Connection } from './connection.ts';
 
@@ -30,16 +32,17 @@ export function attachWebSocketServer(http: Server, server: ServerContext): Atta
   const wss = new WebSocketServer({ noServer: true, maxPayload: hardCap, perMessageDeflate: false });
   const liveness = new WeakMap<WebSocket, Liveness>();
 
-  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+  const upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path !== '/ws') return refuse(socket, 404, 'not_found', 'the conversation endpoint is /ws');
     let handshake: HandshakeAuth | undefined;
     const token = bearerToken(req.headers.authorization);
     if (req.headers.authorization !== undefined) {
-      const checked = checkKey(token, { store: server.keys, secret: server.secret });
+      const checked = await checkKey(token, { store: server.stores.keys, secret: server.secret });
       if (!checked.ok) return refuse(socket, 401, 'unauthorized', `key not accepted (${checked.reason})`);
       handshake = { token: token as string, credential: checked.credential };
     }
+    if (socket.destroyed) return;
     wss.handleUpgrade(req, socket, head, (ws) => {
       liveness.set(ws, { alive: true });
       ws.on('pong', () => {
@@ -47,6 +50,13 @@ export function attachWebSocketServer(http: Server, server: ServerContext): Atta
         if (state) state.alive = true;
       });
       new Connection(ws, server, handshake);
+    });
+  };
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgrade(req, socket, head).catch((error: unknown) => {
+      if (error instanceof StoreUnavailableError) return refuse(socket, 503, 'store_unavailable', 'the key database is unavailable right now; retry shortly', true);
+      server.log.error({ err: error instanceof Error ? error.stack : String(error) }, 'websocket upgrade failed');
+      refuse(socket, 500, 'internal_error', 'internal error', true);
     });
   });
 
@@ -79,10 +89,12 @@ export function attachWebSocketServer(http: Server, server: ServerContext): Atta
   };
 }
 
-function refuse(socket: Duplex, status: number, code: string, detail: string): void {
-  const body = JSON.stringify({ code, detail, retryable: false });
-  const reason = status === 401 ? 'Unauthorized' : 'Not Found';
+const REASONS: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+
+function refuse(socket: Duplex, status: number, code: string, detail: string, retryable = false): void {
+  const body = JSON.stringify({ code, detail, retryable });
+  const retryAfter = status === 503 ? `Retry-After: ${RETRY_AFTER_S}\r\n` : '';
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${REASONS[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retryAfter}Connection: close\r\n\r\n${body}`,
   );
 }

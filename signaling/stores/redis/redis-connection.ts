@@ -1,0 +1,89 @@
+import { Redis } from 'ioredis';
+
+export interface RedisLog {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+/**
+ * One ioredis connection shared by the Redis-backed stores. Commands fail fast while Redis is
+ * unreachable (no offline queue, a 1 s command timeout) so a session never waits on it; ioredis
+ * reconnects on its own (backoff up to 2 s), and `onRecovered` listeners run once it is back so
+ * the stores can re-register what this process holds. Every key starts with `prefix`.
+ */
+export class RedisConnection {
+  readonly client: Redis;
+  private down = false;
+  private closing = false;
+  private readonly recovered: Array<() => void> = [];
+
+  constructor(
+    url: string,
+    readonly prefix: string,
+    private readonly log: RedisLog,
+  ) {
+    this.client = new Redis(url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: 1000,
+      connectTimeout: 2000,
+      retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
+    });
+    this.client.on('ready', () => {
+      if (!this.down) return;
+      this.down = false;
+      log.info({}, 'redis reachable again');
+      for (const listener of this.recovered) listener();
+    });
+    // Without an 'error' listener ioredis would print every failed reconnect attempt.
+    this.client.on('error', (error: Error) => this.markDown(error.message));
+    this.client.on('close', () => this.markDown('connection closed'));
+  }
+
+  get ready(): boolean {
+    return this.client.status === 'ready';
+  }
+
+  key(name: string): string {
+    return `${this.prefix}${name}`;
+  }
+
+  /** Resolves when connected, or after `timeoutMs` (the server then starts degraded). */
+  async waitReady(timeoutMs: number): Promise<boolean> {
+    if (this.ready) return true;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.client.off('ready', onReady);
+        this.markDown('not reachable at start');
+        resolve(false);
+      }, timeoutMs);
+      const onReady = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.client.once('ready', onReady);
+    });
+  }
+
+  onRecovered(listener: () => void): void {
+    this.recovered.push(listener);
+  }
+
+  /** A Lua script run by EVALSHA (ioredis loads it again after a Redis restart). */
+  script(name: string, lua: string): (keys: string[], args: Array<string | number>) => Promise<unknown> {
+    this.client.defineCommand(name, { lua });
+    const command = (this.client as unknown as Record<string, (...args: Array<string | number>) => Promise<unknown>>)[name]!;
+    return (keys, args) => command.call(this.client, keys.length, ...keys, ...args);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    this.client.disconnect();
+  }
+
+  private markDown(reason: string): void {
+    if (this.down || this.closing) return;
+    this.down = true;
+    this.log.warn({ reason }, 'redis unreachable: resume across processes and the shared session registry wait for it');
+  }
+}

@@ -1,9 +1,13 @@
+import type { Floor } from './floor.ts';
+import { newTurnId } from './ids.ts';
 import type { ServerFrame } from './protocol/server.ts';
 
 export interface EndOfCallHooks {
   send(frame: ServerFrame): void;
   close(code: number, reason: string): void;
   log: { info(obj: object, msg: string): void };
+  /** The sign-off is a reply like any other: it waits for the floor. */
+  floor: Pick<Floor, 'start' | 'afterCurrent'>;
 }
 
 /**
@@ -18,6 +22,7 @@ export class EndOfCall {
   constructor(
     private readonly hooks: EndOfCallHooks,
     private readonly graceMs: number,
+    private readonly signOff: string,
   ) {}
 
   get pending(): boolean {
@@ -46,14 +51,14 @@ export class EndOfCall {
     this.hooks.log.info({}, 'end of call cancelled: the user spoke');
   }
 
-  startWrapUp(): boolean {
-    if (this.wrapping) return false;
+  /** wrap_up: the reply in flight is allowed to finish, then the sign-off, then close 1000 "idle". */
+  wrapUp(): void {
+    if (this.wrapping) return;
     this.wrapping = true;
-    return true;
-  }
-
-  signedOff(): void {
-    this.hooks.close(1000, 'idle');
+    this.hooks.floor.afterCurrent(() => {
+      const runner = this.hooks.floor.start({ turnId: newTurnId(), fixedText: this.signOff });
+      void runner.done.then(() => this.hooks.close(1000, 'idle'));
+    });
   }
 
   close(): void {

@@ -1,36 +1,33 @@
-import { Microphone } from './capture/microphone.ts';
-import { ConversationLink } from './conversation-link.ts';
+import type { Microphone } from './capture/microphone.ts';
+import type { ConversationLink } from './conversation-link.ts';
 import { libraryError, RealtimeError } from './errors.ts';
+import { LiveConversation } from './live-conversation.ts';
 import { sendClientError, sendFeedback } from './one-shot.ts';
 import { frames } from './outbound-frames.ts';
 import { float32ToPcm16 } from './pcm.ts';
-import { AudioOutput } from './playback/audio-output.ts';
-import { reconnectPolicyFrom } from './reconnect-policy.ts';
-import { checkImport, type ResumeState } from './resume-state.ts';
-import { browserTimezone, buildStartFrame, effectiveMode, generateSessionId, randomHex } from './start-frame.ts';
-import {
-  FRAME_EVENT,
-  type AmbienceOption,
-  type ConnectOptions,
-  type InjectContextOptions,
-  type InputDevice,
-  type InteractionSpec,
-  type LibraryEventDetails,
-  type Mode,
-  type NarrationState,
-  type ReadyFrame,
-  type RealtimeClientOptions,
-  type ServerFrameOf,
-  type StartMicOptions,
-  type ToolChoice,
-  type ToolOutcome,
+import type { AudioOutput } from './playback/audio-output.ts';
+import type { ResumeState } from './resume-state.ts';
+import { effectiveMode, randomHex } from './start-frame.ts';
+import type {
+  AmbienceOption,
+  ConnectOptions,
+  InjectContextOptions,
+  InputDevice,
+  InteractionSpec,
+  LibraryEventDetails,
+  Mode,
+  NarrationState,
+  ReadyFrame,
+  RealtimeClientOptions,
+  ServerFrameOf,
+  StartMicOptions,
+  ToolChoice,
+  ToolOutcome,
 } from './types.ts';
-import { ToolTracker } from './tool-tracker.ts';
-import { effectiveTransport } from './user-agent.ts';
+import type { ToolTracker } from './tool-tracker.ts';
 
 export { RealtimeError };
 
-type Frame = { type: string } & Record<string, unknown>;
 type InjectAck = ServerFrameOf<'inject_context_ack'>;
 type InteractionAck = ServerFrameOf<'tool_interaction_update_ack'>;
 
@@ -41,95 +38,51 @@ const NARRATION_TIMEOUT_MS = 30_000;
  * Browser client for the conversation protocol, an EventTarget. Each inbound JSON frame is
  * dispatched twice: under its `type` (e.g. `text_delta`) and under the catch-all `frame`, with
  * the frame as `event.detail`; use one style per handler, never both. Library events
- * (LibraryEventDetails) carry their fields in `event.detail` too.
+ * (LibraryEventDetails) carry their fields in `event.detail` too. This is the public face: the
+ * parts and the inbound flow live in LiveConversation.
  */
 export class RealtimeClient extends EventTarget {
   static readonly sendFeedback = sendFeedback;
   static readonly sendClientError = sendClientError;
 
-  private currentSessionId: string;
-  private readonly sessionIdFixed: boolean;
-  private readonly options: RealtimeClientOptions;
-  private readonly transportKind: 'ws' | 'webrtc';
-  private liveMode: Mode;
+  private readonly live: LiveConversation;
   private readonly link: ConversationLink;
   private readonly output: AudioOutput;
-  private readonly tools = new ToolTracker();
-  private readyFrame: ReadyFrame | undefined;
-  private activeTurn: string | undefined;
   private readonly mic: Microphone;
-  private connectedOnce = false;
+  private readonly tools: ToolTracker;
 
   constructor(options: RealtimeClientOptions) {
     super();
     if (!options?.url) throw new TypeError('RealtimeClient: url is required');
-    this.options = options;
-    this.sessionIdFixed = options.sessionId !== undefined;
-    this.currentSessionId = options.sessionId ?? generateSessionId();
-    const ua = typeof navigator === 'undefined' ? '' : navigator.userAgent;
-    this.transportKind = effectiveTransport(options.transport, ua, typeof RTCPeerConnection !== 'undefined');
-    this.liveMode = effectiveMode(options.mode, this.transportKind);
-    this.mic = new Microphone(
-      {
-        emit: (type, detail) => this.emit(type, detail),
-        frame: (samples) => {
-          // On WebRTC the track carries the audio; on the WebSocket, binary PCM16 frames.
-          if (this.transportKind === 'ws') this.link.sendBinary(float32ToPcm16(samples));
-        },
-        track: (track) => this.link.setMicTrack(track),
-        onWebRtc: this.transportKind === 'webrtc',
-      },
-      { deviceId: options.inputDeviceId ?? null, startupTimeoutMs: options.captureStartupTimeoutMs ?? 2000 },
-    );
-    this.output = new AudioOutput(options, {
-      audio: (samples, sr) => this.emit('audio', { samples, sr }),
-      // On WebRTC the server paces and measures playback itself: no playback report from here.
-      send: (frame) => (this.transportKind === 'webrtc' ? false : this.link.send(frame)),
-      echoGuard: () => this.mic.echoGuard,
-    });
-    this.link = new ConversationLink(
-      { url: options.url, sessionId: () => this.currentSessionId, transport: this.transportKind, autoReconnect: options.autoReconnect ?? true, policy: reconnectPolicyFrom(options) },
-      {
-        startFrame: (resumeToken) => this.startFrame(resumeToken),
-        frame: (frame) => this.onFrame(frame),
-        audio: (bytes) => this.output.playback.onAudio(bytes),
-        ready: (frame, resumed) => this.onReady(frame, resumed),
-        lost: (error) => this.onLost(error),
-        ended: () => this.onEnded(),
-        emit: (type, detail) => this.emit(type, detail),
-        micTrack: () => this.mic.track,
-        raw: (direction, frame) => {
-          if (this.options.rawAssist) this.emit('raw', { direction, frame });
-        },
-      },
-    );
+    this.live = new LiveConversation(options, (type, detail) => this.emit(type, detail));
+    ({ link: this.link, output: this.output, mic: this.mic, tools: this.tools } = this.live);
     if (options.resumeState) this.importResumeState(options.resumeState);
   }
 
   // ── properties ────────────────────────────────────────────────────────────────────────────
 
   get sessionId(): string {
-    return this.currentSessionId;
+    return this.live.sessionId;
   }
 
   /** The effective mode of the start frame (voice and tool choice follow later changes). */
   get mode(): Mode {
-    return structuredClone(this.liveMode);
+    return structuredClone(this.live.mode);
   }
 
   /** True while an assistant reply is active (between turn and done). */
   get responding(): boolean {
-    return this.activeTurn !== undefined;
+    return this.live.activeTurn !== undefined;
   }
 
   /** The latest ready frame. */
   get ready(): ReadyFrame | undefined {
-    return this.readyFrame;
+    return this.live.ready;
   }
 
   /** Library extension: the transport in use ('webrtc' only where it was asked for and is supported). */
   get transport(): 'ws' | 'webrtc' {
-    return this.transportKind;
+    return this.live.transport;
   }
 
   /** Library extension: whether the client-side ambience bed is audible. */
@@ -146,7 +99,7 @@ export class RealtimeClient extends EventTarget {
 
   /** Opens the socket and sends start; resolves with ready, rejects with RealtimeError(code). */
   async connect(options: ConnectOptions = {}): Promise<ReadyFrame> {
-    this.liveMode = effectiveMode({ ...this.liveMode }, this.transportKind, options);
+    this.live.mode = effectiveMode({ ...this.live.mode }, this.live.transport, options);
     return this.link.connect();
   }
 
@@ -162,31 +115,17 @@ export class RealtimeClient extends EventTarget {
 
   /** Before the first connect only; null clears. Throws RealtimeError(resume_state_rejected). */
   importResumeState(state: ResumeState | null): void {
-    if (this.connectedOnce || this.link.phase !== 'idle') {
-      throw libraryError('resume_state_rejected', 'importResumeState() is allowed only before connect()');
-    }
-    if (state === null) return this.link.importResume(null);
-    const parsed = checkImport(state, { modality: this.modality, sessionId: this.sessionIdFixed ? this.currentSessionId : undefined });
-    this.currentSessionId = parsed.sessionId;
-    this.link.importResume(parsed);
+    this.live.importResume(state);
   }
 
   /** Ends the conversation cleanly (close code 1000) and clears the resume state. */
   close(): void {
-    this.link.close();
-    this.teardown();
+    this.live.close();
   }
 
   /** close(), then waits for the socket's close handshake; resolves false if it took longer than timeoutMs. */
-  async closeAndWait(timeoutMs = 2000): Promise<boolean> {
-    const socket = this.link.close();
-    this.teardown();
-    if (!socket) return true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-    const closed = await Promise.race([socket.whenClosed().then(() => true), timedOut]);
-    clearTimeout(timer);
-    return closed;
+  closeAndWait(timeoutMs = 2000): Promise<boolean> {
+    return this.live.closeAndWait(timeoutMs);
   }
 
   /** Test-only hook: closes the socket with `code` (default 4000) as if the network dropped it. */
@@ -198,7 +137,7 @@ export class RealtimeClient extends EventTarget {
 
   /** One typed user turn (text modality only); false when not sent. */
   sendText(text: string): boolean {
-    if (this.modality !== 'text' || typeof text !== 'string' || text.length === 0 || text.length > 20000) return false;
+    if (this.live.modality !== 'text' || typeof text !== 'string' || text.length === 0 || text.length > 20000) return false;
     return this.link.send(frames.inputText(text));
   }
 
@@ -278,7 +217,7 @@ export class RealtimeClient extends EventTarget {
     const oneShot = options.oneShot ?? false;
     const sent = this.link.send(frames.setToolChoice(choice, oneShot));
     // A lasting choice is part of the mode a reconnect sends again.
-    if (sent && !oneShot) this.liveMode.tool_choice = choice;
+    if (sent && !oneShot) this.live.mode.tool_choice = choice;
     return sent;
   }
 
@@ -316,7 +255,7 @@ export class RealtimeClient extends EventTarget {
 
   /** Voice only. Resolves after the first real capture frame; rejects with capture_stalled after two stalls. */
   async startMic(options: StartMicOptions = {}): Promise<void> {
-    if (this.modality === 'text') throw libraryError('modality_mismatch', 'startMic() is for voice sessions');
+    if (this.live.modality === 'text') throw libraryError('modality_mismatch', 'startMic() is for voice sessions');
     await this.mic.start(options);
   }
 
@@ -340,7 +279,7 @@ export class RealtimeClient extends EventTarget {
 
   /** Caller-owned Float32 mono 16 kHz samples → one PCM16 binary frame. False when not sent. */
   pushMicFrame(frame: Float32Array): boolean {
-    if (this.modality === 'text' || this.transportKind === 'webrtc' || !(frame instanceof Float32Array)) return false;
+    if (this.live.modality === 'text' || this.live.transport === 'webrtc' || !(frame instanceof Float32Array)) return false;
     return this.link.sendBinary(float32ToPcm16(frame));
   }
 
@@ -350,72 +289,6 @@ export class RealtimeClient extends EventTarget {
   }
 
   // ── internals ─────────────────────────────────────────────────────────────────────────────
-
-  private get modality(): 'voice' | 'text' {
-    return this.options.mode?.modality === 'text' ? 'text' : 'voice';
-  }
-
-  private startFrame(resumeToken: string | undefined) {
-    return buildStartFrame({
-      sessionId: this.currentSessionId,
-      apiKey: this.options.apiKey,
-      mode: this.liveMode,
-      user: this.options.user,
-      timezone: this.options.timezone ?? browserTimezone(),
-      transport: this.transportKind,
-      resumeToken,
-      downlink: { encoding: this.options.downlink?.encoding ?? 'pcm16', sampleRate: this.options.downlink?.sampleRate ?? 16000 },
-      userAgent: typeof navigator === 'undefined' ? undefined : navigator.userAgent,
-    });
-  }
-
-  private onReady(frame: ReadyFrame, resumed: boolean): void {
-    this.connectedOnce = true;
-    this.readyFrame = frame;
-    this.liveMode.voice = frame.voice;
-    this.output.playback.configure(frame.audio);
-    // SPEC: interaction state does not survive a resume.
-    if (resumed) this.tools.narration.clear();
-    this.output.ambience.enable(this.transportKind === 'ws' && frame.modality === 'voice');
-  }
-
-  private onFrame(frame: Frame): void {
-    switch (frame.type) {
-      case 'turn':
-        this.activeTurn = String(frame.turn_id);
-        break;
-      case 'done':
-        if (frame.turn_id === this.activeTurn) this.activeTurn = undefined;
-        break;
-      case 'voice':
-        if (typeof frame.voice === 'string') this.liveMode.voice = frame.voice;
-        break;
-      case 'working':
-        this.output.ambience.onWorking(frame.active === true);
-        break;
-    }
-    this.tools.onFrame(frame);
-    this.output.playback.onFrame(frame);
-    this.emit(frame.type, frame);
-    this.emit(FRAME_EVENT, frame);
-  }
-
-  private onLost(error: RealtimeError): void {
-    this.activeTurn = undefined;
-    this.output.ambience.stop();
-    this.tools.failAll(error);
-  }
-
-  private onEnded(): void {
-    this.teardown();
-  }
-
-  private teardown(): void {
-    this.activeTurn = undefined;
-    this.mic.close();
-    this.output.stop();
-    this.tools.failAll(libraryError('connection_closed', 'the client closed'));
-  }
 
   private emit<K extends keyof LibraryEventDetails>(type: K, detail: LibraryEventDetails[K]): void;
   private emit(type: string, detail: unknown): void;

@@ -1,4 +1,5 @@
-import { Session, type SessionDeps } from '../../session/session.ts';
+import { Session } from '../../session/session.ts';
+import type { SessionDeps } from '../../session/session-deps.ts';
 import { mergeOnResume, resolveSettings, type SessionSettings } from '../../session/settings.ts';
 import type { SessionSnapshot } from '../../session/resume/snapshot.ts';
 import type { Transport } from '../../session/transport.ts';

@@ -1,0 +1,34 @@
+import type { ContextInjection } from '../context-injection.ts';
+import type { Floor } from '../floor.ts';
+import type { ConversationHistory } from '../history.ts';
+import type { SessionSettings } from '../settings.ts';
+import type { ToolCalls } from '../tools/tool-calls.ts';
+import type { SessionSnapshot } from './snapshot.ts';
+
+/** The parts of a session a snapshot carries across a dropped connection. */
+export interface ResumableParts {
+  settings: SessionSettings;
+  history: ConversationHistory;
+  injection: Pick<ContextInjection, 'ids' | 'adopt'>;
+  floor: Pick<Floor, 'bargeSeq' | 'restoreBargeSeq'>;
+  calls: Pick<ToolCalls, 'pending' | 'adopt'>;
+}
+
+export function captureSnapshot(parts: ResumableParts, greeted: boolean): SessionSnapshot {
+  return {
+    settings: structuredClone(parts.settings),
+    history: parts.history.snapshot(),
+    injectedIds: parts.injection.ids(),
+    pendingCalls: parts.calls.pending(),
+    bargeSeq: parts.floor.bargeSeq,
+    greeted,
+  };
+}
+
+/** Puts a stashed conversation back before the session begins; pending calls keep their default timeout. */
+export function applySnapshot(parts: ResumableParts, snapshot: SessionSnapshot, callTimeoutMs: number): void {
+  parts.history.restore(snapshot.history);
+  parts.injection.adopt(snapshot.injectedIds);
+  parts.floor.restoreBargeSeq(snapshot.bargeSeq);
+  parts.calls.adopt(snapshot.pendingCalls, callTimeoutMs);
+}

@@ -1,0 +1,36 @@
+import type { VoiceActivityDetector } from '../media/vad.ts';
+import type { OutputEncoding } from '../media/pcm.ts';
+import type { ClientFrame } from './protocol/client.ts';
+import type { SpeechToText } from './providers/asr.ts';
+import type { LanguageModel } from './providers/llm.ts';
+import type { WebSearch } from './providers/search.ts';
+import type { TextToSpeech } from './providers/tts.ts';
+import type { VoiceCatalog } from './providers/voices.ts';
+import type { ToolDeskOptions } from './tools/tool-desk.ts';
+import type { Transport } from './transport.ts';
+
+export interface SessionLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/** What the host (signaling) wires into a session: its transport, providers and limits. */
+export interface SessionDeps {
+  transport: Transport;
+  llm: LanguageModel;
+  voices: VoiceCatalog;
+  log: SessionLog;
+  search?: WebSearch;
+  tools: ToolDeskOptions;
+  endCallGraceMs: number;
+  signOff: string;
+  /** Voice sessions only. */
+  voice?: { tts: TextToSpeech; stt: SpeechToText; createVad(): VoiceActivityDetector };
+  /** The pipeline's own formats when the transport is not the wire format (WebRTC: 48 kHz PCM16 both ways). */
+  media?: { inputRate: number; outputRate: number; encoding: OutputEncoding };
+  /** Called after every reply ends (its done sent): the moment to write the conversation through. */
+  onTurnEnd?(): void;
+}
+
+/** Frames the session core handles; start is the connection's business. */
+export type SessionFrame = Exclude<ClientFrame, { type: 'start' }>;

@@ -74,6 +74,12 @@ export async function say(client: WsTestClient, text: string, timeoutMs = WAIT_M
   return { ...reply, asr };
 }
 
+/** An abnormal drop, as a lost network causes it: no close handshake. */
+export async function dropConnection(client: WsTestClient): Promise<void> {
+  client.ws.terminate();
+  await client.waitClose();
+}
+
 /** A complete, well-formed round trip: the session is alive and answering. */
 export async function expectAlive(client: WsTestClient, text = 'hello there'): Promise<void> {
   const reply = await say(client, text);

@@ -24,6 +24,7 @@ export interface SpawnOptions {
   /** Run as this user (PostgreSQL refuses root). Only applied when the test runs as root. */
   asNobody?: boolean;
   env?: Record<string, string>;
+  cwd?: string;
   timeoutMs?: number;
   /** What the watchdog sends when the test process is gone (postgres prefers SIGQUIT). */
   watchdogSignal?: 'KILL' | 'QUIT' | 'TERM';
@@ -78,6 +79,7 @@ export function removeDir(dir: string): void {
 export async function spawnEngine(command: string, args: string[], options: SpawnOptions): Promise<EngineProcess> {
   const child = spawn(command, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.cwd ? { cwd: options.cwd } : {}),
     env: { ...process.env, LC_ALL: 'C', ...options.env },
     ...(options.asNobody && runningAsRoot() ? NOBODY : {}),
   });

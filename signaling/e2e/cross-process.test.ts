@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { dropConnection as drop, eventually, say, sid, textStart } from '../testing/conversation.ts';
+import { runSessionsCli } from '../stores/sessions-cli.ts';
 import { twoProcessesForThisFile } from '../testing/deployment.ts';
 import type { TestServer } from '../testing/test-server.ts';
 import { startSession, WsTestClient } from '../testing/ws-test-client.ts';
@@ -102,8 +103,19 @@ describe.skipIf(!d.enabled)('one deployment, two processes', () => {
     expect(await b.server.context.stores.live.countForAccount('counted')).toBe(5);
     const listed = await b.server.context.stores.live.list('counted');
     expect(listed.map((s) => s.instance).sort()).toEqual([...Array(3).fill(a.server.context.stores.live.instance), ...Array(2).fill(b.server.context.stores.live.instance)].sort());
+    // The operator's view: `npm run sessions`, against the same Redis.
+    let stdout = '';
+    const cliEnv = { REDIS_URL: d.env.REDIS_URL, REDIS_KEY_PREFIX: d.env.REDIS_KEY_PREFIX };
+    expect(await runSessionsCli(['--account', 'counted'], cliEnv, { stdout: (t) => (stdout += t), stderr: () => undefined })).toBe(0);
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines[0]?.split(/\s+/)).toEqual(['session_id', 'account', 'modality', 'transport', 'process', 'started']);
+    expect(lines.slice(1, -1).map((l) => l.split(/\s+/).slice(1, 4))).toEqual(Array(5).fill(['counted', 'text', 'websocket']));
+    expect(lines.at(-1)).toBe('5 live');
     for (const c of clients) c.close();
     await eventually(async () => (await a.server.context.stores.live.countForAccount('counted')) === 0, 5000, 'the leases to be released');
+    stdout = '';
+    await runSessionsCli(['--account', 'counted', '--json'], cliEnv, { stdout: (t) => (stdout += t), stderr: () => undefined });
+    expect(JSON.parse(stdout)).toEqual([]);
   });
 
   it('written through at every turn end: B resumes a conversation A still holds, and A then ends its copy with resumed_elsewhere', async () => {

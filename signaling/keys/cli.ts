@@ -1,11 +1,9 @@
-import { realpathSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { isMainModule, processOut, type CliOut } from '../cli-main.ts';
 import { openSqlDatabase, type SqlDatabase } from '../stores/sql/sql-database.ts';
 import { SqlKeyStore } from '../stores/sql/sql-key-store.ts';
 import { InvalidAccountError, type KeyStore } from './key-store.ts';
 
-export type CliOut = { stdout(s: string): void; stderr(s: string): void };
 
 const USAGE = `usage: npm run keys -- <command>
 
@@ -107,19 +105,6 @@ async function revoke(store: KeyStore, id: string, out: CliOut): Promise<number>
   return 1;
 }
 
-function isMain(): boolean {
-  const entry = process.argv[1];
-  if (!entry) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) {
-  process.exitCode = await runKeysCli(process.argv.slice(2), process.env, {
-    stdout: (s) => process.stdout.write(s),
-    stderr: (s) => process.stderr.write(s),
-  });
+if (isMainModule(import.meta.url)) {
+  process.exitCode = await runKeysCli(process.argv.slice(2), process.env, processOut);
 }

@@ -64,6 +64,10 @@ class RecordingStash implements ResumeStash {
     return this.inner.take(token, owner);
   }
 
+  giveBack(token: string, entry: StashEntry): Promise<void> {
+    return this.inner.giveBack(token, entry);
+  }
+
   discard(token: string): Promise<void> {
     return this.inner.discard(token);
   }

@@ -16,7 +16,8 @@ export async function drainSessions(context: ServerContext, closingSockets: () =
   for (const session of live) session.shutdown('server_restarting');
   // Wait for the close handshakes too: terminating a socket whose error frame and close frame
   // are still queued behind a backlog would cut it with 1006 and no reason.
-  await waitUntil(() => context.sessions.size === 0 && closingSockets() === 0, context.config.DRAIN_TIMEOUT_MS);
+  // A start under way when the drain began refuses itself (giving back what it took) when it ends.
+  await waitUntil(() => context.sessions.size === 0 && context.sessions.starting === 0 && closingSockets() === 0, context.config.DRAIN_TIMEOUT_MS);
   await context.sessions.writesSettled();
 }
 

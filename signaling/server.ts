@@ -68,6 +68,8 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       wss.close();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
+      // Sockets cut at the deadline stash their conversations too.
+      await context.sessions.writesSettled();
       stopUpkeep();
       await stores.close();
       if (voice.ok) await Promise.all([voice.tts.close?.(), voice.stt.close?.()]);

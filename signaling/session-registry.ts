@@ -17,11 +17,23 @@ export class SessionRegistry {
   private readonly live = new Set<RegisteredSession>();
   /** Stash writes still under way, some from connections already gone: the drain waits for them. */
   private readonly writes = new Set<Promise<unknown>>();
+  /** Starts between their start frame and a live session (or a refusal). */
+  private readonly starts = new Set<Promise<unknown>>();
 
   constructor(private readonly max: number) {}
 
   get size(): number {
     return this.live.size;
+  }
+
+  /** Starts still being decided: a drain waits for them, since one may have taken a conversation. */
+  get starting(): number {
+    return this.starts.size;
+  }
+
+  trackStart(start: Promise<unknown>): void {
+    this.starts.add(start);
+    void start.finally(() => this.starts.delete(start));
   }
 
   /** False when the process is full. */

@@ -30,6 +30,11 @@ export interface ResumeStash {
   save(token: string, entry: StashEntry): Promise<'saved' | 'taken'>;
   /** Removes and returns the entry atomically when `owner` matches: a token works once. */
   take(token: string, owner: StashOwner): Promise<TakeResult>;
+  /**
+   * Puts back, under the same token, an entry this process took for a start that then did not
+   * go through (its socket went away, the server began draining): the token works again.
+   */
+  giveBack(token: string, entry: StashEntry): Promise<void>;
   /** A clean end: the entry is not resumable any more. */
   discard(token: string): Promise<void>;
   /** Restarts the resume window of live conversations' entries (a shared stash's upkeep). */
@@ -67,6 +72,10 @@ export class MemoryResumeStash implements ResumeStash {
     if (found.entry.account !== owner.account || found.entry.sessionId !== owner.sessionId) return { status: 'not_owner' };
     this.entries.set(token, { entry: 'taken', expiresAt: Date.now() + this.ttlMs });
     return { status: 'resumed', entry: found.entry };
+  }
+
+  async giveBack(token: string, entry: StashEntry): Promise<void> {
+    this.entries.set(token, { entry, expiresAt: Date.now() + this.ttlMs });
   }
 
   async discard(token: string): Promise<void> {

@@ -67,6 +67,16 @@ describe.each(stateEngines())('ResumeStash on $name', (engine) => {
     expect(await stash.save(t, entry('after discard'))).toBe('taken');
   });
 
+  it('an entry given back after a take (the start did not go through) can be taken again', async () => {
+    const stash = await open();
+    const t = token();
+    await stash.save(t, entry('kept'));
+    const taken = await stash.take(t, owner);
+    expect(taken.status).toBe('resumed');
+    await stash.giveBack(t, entry('kept'));
+    expect(await stash.take(t, owner)).toEqual({ status: 'resumed', entry: entry('kept') });
+  });
+
   it('discard ends a conversation cleanly: its token is unknown afterwards', async () => {
     const stash = await open();
     const t = token();
@@ -126,5 +136,21 @@ describe.skipIf(!stateEngines().some((e) => e.name === 'redis'))('ResumeStash on
     await eventually(() => connection.ready, 10_000, 'the client to reconnect');
     expect(await stash.take(during, owner)).toEqual({ status: 'resumed', entry: entry('during') });
     expect(await stash.take(gone, owner)).toEqual({ status: 'unknown' });
+  }, 30_000);
+
+  it('a take whose answer never came (Redis hung past the timeout) is undone: the token still works', async () => {
+    const connection = (await redisEngine.connection(undefined, 300))!;
+    const stash = new RedisResumeStash(connection, 60_000);
+    const server = await redisEngine.server();
+    const t = token();
+    await stash.save(t, entry('in doubt'));
+    server.freeze();
+    try {
+      // Redis runs the take when it wakes up, after the client gave up on it.
+      await expect(stash.take(t, owner)).rejects.toBeInstanceOf(StoreUnavailableError);
+    } finally {
+      server.thaw();
+    }
+    await eventually(async () => (await stash.take(t, owner)).status === 'resumed', 5000, 'the token to work again');
   }, 30_000);
 });

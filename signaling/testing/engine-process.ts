@@ -16,6 +16,8 @@ export interface EngineProcess {
   output(): string;
   /** Sends `signal` and resolves when the process has exited (SIGKILL after `graceMs`). */
   stop(signal?: NodeJS.Signals, graceMs?: number): Promise<void>;
+  /** Sends a signal and returns (SIGSTOP / SIGCONT to freeze and thaw it). */
+  signal(signal: NodeJS.Signals): void;
 }
 
 export interface SpawnOptions {
@@ -118,6 +120,7 @@ export async function spawnEngine(command: string, args: string[], options: Spaw
     exited,
     output: () => output,
     stop: (signal = 'SIGTERM', graceMs = 10_000) => stopChild(child, exited, signal, graceMs),
+    signal: (signal) => void child.kill(signal),
   };
 }
 

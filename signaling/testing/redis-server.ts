@@ -21,6 +21,9 @@ export interface TestRedis {
   /** Starts it again on the same port, empty. */
   start(): Promise<void>;
   restart(): Promise<void>;
+  /** SIGSTOP: Redis hangs with its connections open (commands wait, then time out); thaw() resumes it. */
+  freeze(): void;
+  thaw(): void;
   close(): Promise<void>;
 }
 
@@ -56,6 +59,8 @@ export async function startRedis(): Promise<TestRedis> {
       await stop();
       await start();
     },
+    freeze: () => engine?.signal('SIGSTOP'),
+    thaw: () => engine?.signal('SIGCONT'),
     async close() {
       await stop();
       removeDir(dir);

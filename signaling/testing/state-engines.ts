@@ -9,8 +9,11 @@ import { redisAvailable, startRedis, type TestRedis } from './redis-server.ts';
  */
 export interface StateEngine {
   name: 'memory' | 'redis';
-  /** A client under a fresh prefix (undefined on memory); `samePrefixAs` joins another one's keys. */
-  connection(samePrefixAs?: RedisConnection): Promise<RedisConnection | undefined>;
+  /**
+   * A client under a fresh prefix (undefined on memory); `samePrefixAs` joins another one's keys;
+   * `commandTimeoutMs` as RedisConnection's.
+   */
+  connection(samePrefixAs?: RedisConnection, commandTimeoutMs?: number): Promise<RedisConnection | undefined>;
   /** The running redis-server, to stop and restart under load (redis only). */
   server(): Promise<TestRedis>;
   cleanup(): Promise<void>;
@@ -34,9 +37,9 @@ export function stateEngines(): StateEngine[] {
   const redis: StateEngine = {
     name: 'redis',
     server: () => (server ??= startRedis()),
-    async connection(samePrefixAs) {
+    async connection(samePrefixAs, commandTimeoutMs) {
       const running = await redis.server();
-      const connection = new RedisConnection(running.url, samePrefixAs?.prefix ?? running.prefix(), quiet);
+      const connection = new RedisConnection(running.url, samePrefixAs?.prefix ?? running.prefix(), quiet, commandTimeoutMs);
       opened.push(connection);
       await connection.waitReady(5000);
       return connection;

@@ -6,7 +6,7 @@ import { parseClientFrame } from '../../session/protocol/parse.ts';
 import type { StartFrame } from '../../session/protocol/start.ts';
 import type { HandshakeAuth } from './authenticate.ts';
 import type { RegisteredSession } from '../session-registry.ts';
-import { prepareSession } from './open-session.ts';
+import { prepareSession, type PreparedSession } from './open-session.ts';
 import { acceptOneShot } from './one-shot.ts';
 import type { ClientFrameOf } from '../../session/protocol/client.ts';
 import { StoreUnavailableError } from '../stores/unavailable.ts';
@@ -26,6 +26,8 @@ export class Connection implements RegisteredSession {
   private session: Session | undefined;
   /** The conversation's lease and stash entry, from the accepted start on. */
   private record: LiveRecord | undefined;
+  /** A stash entry this connection's start took, until its session begins. */
+  private untaken: PreparedSession['taken'];
   private readonly transport: WebSocketTransport;
   /** Where frames go: the socket, or the WebRTC transport once a call is connected. */
   private frames: Transport;
@@ -147,13 +149,22 @@ export class Connection implements RegisteredSession {
   }
 
   private async onStart(start: StartFrame): Promise<void> {
+    const starting = this.start(start);
+    this.server.sessions.trackStart(starting);
+    await starting;
+  }
+
+  private async start(start: StartFrame): Promise<void> {
     const prepared = await prepareSession(this.server, this.handshake, start, { onTurnEnd: () => this.checkpoint() });
-    if (this.ended) return;
+    // Until the session begins, a conversation this start took is given back if the start ends.
+    if (prepared.ok) this.untaken = prepared.taken;
+    if (this.ended) return this.giveBack();
     if (!prepared.ok) {
       // A failed resume leaves the socket open: the client may start fresh on it.
       if (prepared.code === 'resume_failed') return this.sendError(prepared.code, prepared.detail);
       return this.fail(prepared.code, prepared.detail);
     }
+    if (this.server.draining) return this.fail('server_restarting', 'the server is restarting; reconnect and resume with your resume_token');
     this.sessionId = start.session_id;
     if (!this.server.sessions.tryAdd(this)) return this.fail('server_busy', 'the server is at MAX_SESSIONS; retry later');
     this.registered = true;
@@ -168,6 +179,7 @@ export class Connection implements RegisteredSession {
     if (prepared.credential.kind === 'scoped') this.armExpiry(prepared.credential.expiresAt);
     const begin = (session: Session): void => {
       this.session = session;
+      this.untaken = undefined;
       session.log.info({ modality: session.settings.modality, transport, key_kind: prepared.credential.kind, resumed: prepared.resumed }, 'session started');
       session.begin(record.token);
       record.checkpoint(session);
@@ -223,6 +235,17 @@ export class Connection implements RegisteredSession {
     else close();
   }
 
+  /** A start that took a conversation ended before its session began: the token works again. */
+  private giveBack(): void {
+    const untaken = this.untaken;
+    if (!untaken) return;
+    this.untaken = undefined;
+    const given = this.server.stores.stash.giveBack(untaken.token, untaken.entry).catch((error: unknown) =>
+      this.server.log.warn({ err: error instanceof Error ? error.message : String(error), session_id: untaken.entry.sessionId }, 'giving a taken conversation back failed: it is lost'),
+    );
+    this.server.sessions.track(given);
+  }
+
   private teardown(code: number): void {
     if (this.ended) return;
     this.ended = true;
@@ -238,6 +261,7 @@ export class Connection implements RegisteredSession {
       session.log.info({ close_code: code, stashed: code !== 1000 }, 'session ended');
     }
     record?.release();
+    this.giveBack();
     if (this.registered) {
       this.registered = false;
       this.server.sessions.remove(this);

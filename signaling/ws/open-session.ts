@@ -1,7 +1,7 @@
 import { Session } from '../../session/session.ts';
 import type { SessionDeps } from '../../session/session-deps.ts';
 import { mergeOnResume, resolveSettings, type SessionSettings } from '../../session/settings.ts';
-import type { SessionSnapshot } from '../../session/resume/snapshot.ts';
+import type { StashEntry } from '../../session/resume/snapshot.ts';
 import type { Transport } from '../../session/transport.ts';
 import type { ServerContext } from '../context.ts';
 import type { WsErrorCode } from '../../session/protocol/errors.ts';
@@ -16,6 +16,8 @@ export interface PreparedSession {
   credential: Credential;
   settings: SessionSettings;
   resumed: boolean;
+  /** The stash entry a resume took: given back if the session never begins. */
+  taken: { token: string; entry: StashEntry } | undefined;
   /** Builds the session on its transport; `media` overrides the pipeline's formats (WebRTC). */
   build(transport: Transport, media?: SessionDeps['media']): Session;
 }
@@ -54,24 +56,30 @@ async function prepare(server: ServerContext, handshake: HandshakeAuth | undefin
   if (!auth.ok) return { ok: false, code: 'unauthorized', detail: auth.detail };
   if (mode.voice !== undefined && !server.voices.find(mode.voice)) return { ok: false, code: 'invalid_start_frame', detail: `mode.voice: unknown voice "${mode.voice}"` };
 
-  let restored: SessionSnapshot | undefined;
+  let taken: PreparedSession['taken'];
   if (start.resume_token !== undefined) {
     // Not this caller's conversation: refused, and left for its owner.
-    const taken = await server.stores.stash.take(start.resume_token, { account: auth.credential.account, sessionId: start.session_id });
-    if (taken.status === 'not_owner') return { ok: false, code: 'resume_failed', detail: 'resume token belongs to another account or session; start again without it' };
-    if (taken.status === 'unknown') return { ok: false, code: 'resume_failed', detail: 'resume token is unknown, expired or already used; start again without it' };
-    restored = taken.entry.snapshot;
+    const result = await server.stores.stash.take(start.resume_token, { account: auth.credential.account, sessionId: start.session_id });
+    if (result.status === 'not_owner') return { ok: false, code: 'resume_failed', detail: 'resume token belongs to another account or session; start again without it' };
+    if (result.status === 'unknown') return { ok: false, code: 'resume_failed', detail: 'resume token is unknown, expired or already used; start again without it' };
+    taken = { token: start.resume_token, entry: result.entry };
   }
+  const restored = taken?.entry.snapshot;
 
   const settings: SessionSettings = restored
     ? mergeOnResume(restored.settings, mode, start.audio, tools?.ok ? tools.tools : undefined)
     : resolveSettings(mode, start.audio, tools?.ok ? tools.tools : [], { greeting: config.GREETING, voice: config.DEFAULT_VOICE, temperature: config.DEFAULT_TEMPERATURE });
+  // A refusal after the take gives the conversation back: the token works again once fixed.
+  const refuse = async (code: WsErrorCode, detail: string): Promise<PrepareResult> => {
+    if (taken) await server.stores.stash.giveBack(taken.token, taken.entry);
+    return { ok: false, code, detail };
+  };
   const badChoice = checkToolChoice(settings.toolChoice, settings.tools, { webSearch: settings.webSearch, endCall: settings.endCall });
-  if (badChoice) return { ok: false, code: 'invalid_tools', detail: badChoice };
-  if (settings.modality === 'voice' && !start.audio) return { ok: false, code: 'invalid_start_frame', detail: 'audio is required for a voice session' };
-  if (settings.webSearch && !server.search) return { ok: false, code: 'web_search_unavailable', detail: 'mode.web_search needs a search backend: the server has no SEARCH_URL configured' };
+  if (badChoice) return refuse('invalid_tools', badChoice);
+  if (settings.modality === 'voice' && !start.audio) return refuse('invalid_start_frame', 'audio is required for a voice session');
+  if (settings.webSearch && !server.search) return refuse('web_search_unavailable', 'mode.web_search needs a search backend: the server has no SEARCH_URL configured');
   if (settings.modality === 'voice' && !server.voice.ok) {
-    return { ok: false, code: 'voice_unavailable', detail: `voice sessions are not available on this server: ${server.voice.reason}; text sessions still work` };
+    return refuse('voice_unavailable', `voice sessions are not available on this server: ${server.voice.reason}; text sessions still work`);
   }
 
   const build = (transport: Transport, media?: SessionDeps['media']): Session => {
@@ -98,5 +106,5 @@ async function prepare(server: ServerContext, handshake: HandshakeAuth | undefin
   if (restored) session.restore(restored);
   return session;
   };
-  return { ok: true, credential: auth.credential, settings, resumed: restored !== undefined, build };
+  return { ok: true, credential: auth.credential, settings, resumed: taken !== undefined, taken, build };
 }

@@ -6,10 +6,12 @@ export interface RedisLog {
 }
 
 /**
- * One ioredis connection shared by the Redis-backed stores. Commands fail fast while Redis is
- * unreachable (no offline queue, a 1 s command timeout) so a session never waits on it; ioredis
- * reconnects on its own (backoff up to 2 s), and `onRecovered` listeners run once it is back so
- * the stores can re-register what this process holds. Every key starts with `prefix`.
+ * One ioredis connection shared by the Redis-backed stores. Commands fail at once while Redis
+ * is unreachable (no offline queue) and after `commandTimeoutMs` when it hangs, so a session
+ * never waits long on it; ioredis reconnects on its own (backoff up to 2 s), and `onRecovered`
+ * listeners run once it is back so the stores can re-register what this process holds. The
+ * timeout is generous (3 s): on a busy event loop a short one fires even though the answer has
+ * arrived, and an unanswered command may still have run. Every key starts with `prefix`.
  */
 export class RedisConnection {
   readonly client: Redis;
@@ -21,11 +23,12 @@ export class RedisConnection {
     url: string,
     readonly prefix: string,
     private readonly log: RedisLog,
+    commandTimeoutMs = 3000,
   ) {
     this.client = new Redis(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
-      commandTimeout: 1000,
+      commandTimeout: commandTimeoutMs,
       connectTimeout: 2000,
       retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
     });

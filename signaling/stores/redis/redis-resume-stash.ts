@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import type { ResumeStash, StashOwner, TakeResult } from '../../../session/resume/resume-stash.ts';
 import type { StashEntry } from '../../../session/resume/snapshot.ts';
 import { StoreUnavailableError } from '../unavailable.ts';
 import type { RedisConnection } from './redis-connection.ts';
 
-// One hash per token: state 'open' (owner + data) or 'taken' (a tombstone for the resume window).
+// One hash per token: state 'open' (owner + data), or 'taken' (a tombstone for the resume window
+// that keeps owner and data, and the nonce of the take, so an unanswered take can be undone).
 const SAVE = `
 if redis.call('HGET', KEYS[1], 'state') == 'taken' then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'open', 'owner', ARGV[1], 'data', ARGV[2])
@@ -11,61 +13,85 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1`;
 
 // Atomic single use: of two processes taking one token at the same moment, exactly one gets it.
+// The same take run again (a client-library retry after a reconnect) gets the same answer.
 const TAKE = `
-local v = redis.call('HMGET', KEYS[1], 'state', 'owner', 'data')
+local v = redis.call('HMGET', KEYS[1], 'state', 'owner', 'data', 'taker')
+if v[1] == 'taken' and v[4] == ARGV[3] then return {2, v[3]} end
 if v[1] ~= 'open' then return {0} end
 if v[2] ~= ARGV[1] then return {1} end
-redis.call('HSET', KEYS[1], 'state', 'taken')
-redis.call('HDEL', KEYS[1], 'owner', 'data')
+redis.call('HSET', KEYS[1], 'state', 'taken', 'taker', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return {2, v[3]}`;
+
+// Undoes the take with this nonce, if that take happened (its answer never arrived).
+const UNTAKE = `
+if redis.call('HGET', KEYS[1], 'taker') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'open')
+redis.call('HDEL', KEYS[1], 'taker')
+return 1`;
+
+const GIVE_BACK = `
+redis.call('HSET', KEYS[1], 'state', 'open', 'owner', ARGV[1], 'data', ARGV[2])
+redis.call('HDEL', KEYS[1], 'taker')
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`;
 
 const DISCARD = `
 if redis.call('HGET', KEYS[1], 'state') ~= 'taken' then redis.call('DEL', KEYS[1]) end
 return 1`;
 
+type Held = { kind: 'save'; entry: StashEntry; expiresAt: number } | { kind: 'discard'; expiresAt: number };
+
 /**
  * The resume stash in Redis, shared by every process: a client dropped from one process resumes
- * on any other. Saves made while Redis is unreachable are held here and written when it is back
- * (a later take still sees them, within their window); takes need Redis and fail with
- * StoreUnavailableError meanwhile, so a client retries rather than losing its conversation.
+ * on any other. What cannot reach Redis is held here and written when it answers again: saves
+ * (a later take still sees them, within their window), discards, and the undoing of a take
+ * whose answer was lost (a timeout is no proof it did not happen). Takes need Redis and fail
+ * with StoreUnavailableError meanwhile, so a client retries rather than losing its conversation.
  */
 export class RedisResumeStash implements ResumeStash {
   readonly shared = true;
-  private readonly held = new Map<string, { entry: StashEntry | 'discard'; expiresAt: number }>();
-  private readonly saveScript;
-  private readonly takeScript;
-  private readonly discardScript;
+  private readonly held = new Map<string, Held>();
+  /** Takes whose answer never came, by token: undone when Redis answers. */
+  private readonly untakes = new Map<string, { nonce: string; expiresAt: number }>();
+  private readonly scripts;
 
   constructor(
     private readonly redis: RedisConnection,
     private readonly ttlMs: number,
   ) {
-    this.saveScript = redis.script('parleyStashSave', SAVE);
-    this.takeScript = redis.script('parleyStashTake', TAKE);
-    this.discardScript = redis.script('parleyStashDiscard', DISCARD);
+    this.scripts = {
+      save: redis.script('parleyStashSave', SAVE),
+      take: redis.script('parleyStashTake', TAKE),
+      untake: redis.script('parleyStashUntake', UNTAKE),
+      giveBack: redis.script('parleyStashGiveBack', GIVE_BACK),
+      discard: redis.script('parleyStashDiscard', DISCARD),
+    };
     redis.onRecovered(() => void this.flushHeld());
   }
 
   async save(token: string, entry: StashEntry): Promise<'saved' | 'taken'> {
     try {
-      const saved = await this.saveScript([this.key(token)], [ownerOf(entry), JSON.stringify(entry), this.ttlMs]);
+      const saved = await this.scripts.save([this.key(token)], [ownerOf(entry), JSON.stringify(entry), this.ttlMs]);
       this.held.delete(token);
       return saved === 1 ? 'saved' : 'taken';
     } catch {
-      this.held.set(token, { entry, expiresAt: Date.now() + this.ttlMs });
+      this.held.set(token, { kind: 'save', entry, expiresAt: Date.now() + this.ttlMs });
       return 'saved';
     }
   }
 
   async take(token: string, owner: StashOwner): Promise<TakeResult> {
-    // A save still held from an outage is newer than what Redis has: write it first.
+    // What this process still holds for the token is newer than what Redis has: written first.
     const held = this.held.get(token);
-    if (held && held.entry !== 'discard') await this.save(token, held.entry);
+    if (held?.kind === 'save') await this.save(token, held.entry);
+    const nonce = randomBytes(12).toString('base64url');
     let reply: unknown;
     try {
-      reply = await this.takeScript([this.key(token)], [ownerOf(owner), this.ttlMs]);
+      reply = await this.scripts.take([this.key(token)], [ownerOf(owner), this.ttlMs, nonce]);
     } catch (error) {
+      this.untakes.set(token, { nonce, expiresAt: Date.now() + this.ttlMs });
+      void this.untake(token, nonce);
       throw new StoreUnavailableError('redis', error);
     }
     const [status, data] = reply as [number, string | undefined];
@@ -74,12 +100,21 @@ export class RedisResumeStash implements ResumeStash {
     return { status: 'resumed', entry: JSON.parse(data) as StashEntry };
   }
 
+  async giveBack(token: string, entry: StashEntry): Promise<void> {
+    try {
+      await this.scripts.giveBack([this.key(token)], [ownerOf(entry), JSON.stringify(entry), this.ttlMs]);
+    } catch {
+      // Redis answered the take a moment ago: hold the entry, it is written as soon as it answers.
+      this.held.set(token, { kind: 'save', entry, expiresAt: Date.now() + this.ttlMs });
+    }
+  }
+
   async discard(token: string): Promise<void> {
     try {
-      await this.discardScript([this.key(token)], []);
+      await this.scripts.discard([this.key(token)], []);
       this.held.delete(token);
     } catch {
-      this.held.set(token, { entry: 'discard', expiresAt: Date.now() + this.ttlMs });
+      this.held.set(token, { kind: 'discard', expiresAt: Date.now() + this.ttlMs });
     }
   }
 
@@ -90,15 +125,26 @@ export class RedisResumeStash implements ResumeStash {
     await pipeline.exec().catch(() => undefined);
   }
 
-  /** Writes what was saved or discarded while Redis was away, unless its window has passed. */
+  private async untake(token: string, nonce: string): Promise<void> {
+    try {
+      await this.scripts.untake([this.key(token)], [nonce]);
+      if (this.untakes.get(token)?.nonce === nonce) this.untakes.delete(token);
+    } catch {
+      // Still held: tried again when Redis answers.
+    }
+  }
+
+  /** Writes what was held while Redis was away, unless its window has passed: undone takes first. */
   private async flushHeld(): Promise<void> {
-    for (const [token, { entry, expiresAt }] of [...this.held]) {
-      if (expiresAt <= Date.now()) {
-        this.held.delete(token);
-        continue;
-      }
-      if (entry === 'discard') await this.discard(token);
-      else await this.save(token, entry);
+    const now = Date.now();
+    for (const [token, { nonce, expiresAt }] of [...this.untakes]) {
+      if (expiresAt <= now) this.untakes.delete(token);
+      else await this.untake(token, nonce);
+    }
+    for (const [token, held] of [...this.held]) {
+      if (held.expiresAt <= now) this.held.delete(token);
+      else if (held.kind === 'save') await this.save(token, held.entry);
+      else await this.discard(token);
     }
   }
 

@@ -19,6 +19,7 @@ const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./webrtc.ts'),
   () => import('./resume.ts'),
   () => import('./interactions.ts'),
+  () => import('./scale.ts'),
 ];
 
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));

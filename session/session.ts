@@ -200,9 +200,14 @@ export class Session implements VoiceHost {
     return snapshot;
   }
 
-  /** What a resume needs, as plain data, taken without stopping anything (write-through). */
+  /** What a resume needs, as plain data, taken without stopping anything. */
   snapshot(): SessionSnapshot {
     return captureSnapshot(this.resumable(), this.greeted);
+  }
+
+  /** The same without copies, to be serialized at once (write-through at every turn end). */
+  view(): SessionSnapshot {
+    return captureSnapshot(this.resumable(), this.greeted, false);
   }
 
   /** The transport is gone; stop work in flight. */

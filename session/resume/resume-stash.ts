@@ -26,7 +26,11 @@ export interface ResumeStash {
    * the conversation through at every turn end, not only when it drops.
    */
   readonly shared: boolean;
-  /** Stores (or replaces) the entry for the resume window; 'taken' when the token was already used. */
+  /**
+   * Stores (or replaces) the entry for the resume window; 'taken' when the token was already
+   * used. A shared stash serializes the entry before save() returns, so a caller may pass a
+   * session's live objects (Session.view()); the memory stash keeps the object: pass a copy.
+   */
   save(token: string, entry: StashEntry): Promise<'saved' | 'taken'>;
   /** Removes and returns the entry atomically when `owner` matches: a token works once. */
   take(token: string, owner: StashOwner): Promise<TakeResult>;

@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../../session/testing/fake-openai-server.ts';
 import { eventually, sid, textStart } from '../testing/conversation.ts';
@@ -22,6 +23,7 @@ let fake: FakeOpenAiServer;
 let victim: ServerProcess;
 let survivor: TestServer;
 let key: string;
+let prefix: string;
 
 beforeAll(async () => {
   if (!engines) return;
@@ -33,6 +35,7 @@ beforeAll(async () => {
     ASR_PROVIDER: 'openai', ASR_BASE_URL: 'http://127.0.0.1:9/v1', TTS_PROVIDER: 'openai', TTS_BASE_URL: 'http://127.0.0.1:9/v1',
   };
   key = (await createPersistentKey({ DATA_DIR: '', DATABASE_URL: env.DATABASE_URL }, 'crashy')).key;
+  prefix = env.REDIS_KEY_PREFIX;
   [victim, survivor] = await Promise.all([startServerProcess(env), startTestServer(env, { voice: { ok: false, reason: 'text-only test' } })]);
 }, 60_000);
 afterAll(async () => {
@@ -59,6 +62,13 @@ describe.skipIf(!engines)('SIGKILL of the process holding a conversation', () =>
     fake.enqueue({ text: 'Paris is lovely.' });
     await say(client, 'I live in Paris');
     expect(await survivor.server.context.stores.live.countForAccount('crashy')).toBe(1);
+    // Written through: the entry in Redis already holds the last completed turn.
+    const raw = new Redis(redis.url);
+    try {
+      await eventually(async () => ((await raw.hget(`${prefix}resume:${ready.resume_token}`, 'data')) ?? '').includes('Paris is lovely.'), 5000, 'the turn to be written through');
+    } finally {
+      raw.disconnect();
+    }
 
     // A reply is streaming when the process dies.
     fake.delayMs = 50;

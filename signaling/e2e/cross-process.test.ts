@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { dropConnection as drop, eventually, say, sid, textStart } from '../testing/conversation.ts';
 import { runSessionsCli } from '../stores/sessions-cli.ts';
-import { twoProcessesForThisFile } from '../testing/deployment.ts';
+import { twoProcessesForThisFile } from '../testing/two-processes-per-file.ts';
 import type { TestServer } from '../testing/test-server.ts';
 import { startSession, WsTestClient } from '../testing/ws-test-client.ts';
 
@@ -40,6 +40,9 @@ describe.skipIf(!d.enabled)('one deployment, two processes', () => {
     client.send({ type: 'input_text', text: 'where is order 42?' });
     await client.waitFor('tool_call', (f) => f.id === 'call_1');
     await drop(client);
+    // A stashes what it had (the open call came after the last turn end) once it sees the drop.
+    await eventually(() => !a.server.context.sessions.all().some((s) => s.sessionId === sessionId), 5000, 'A to see the drop');
+    await a.server.context.sessions.writesSettled();
 
     const again = await start(b, sessionId, { resume_token: ready.resume_token });
     const resumed = await again.client.waitFor('tool_deferred_resume');
@@ -123,6 +126,8 @@ describe.skipIf(!d.enabled)('one deployment, two processes', () => {
     const held = await start(a, sessionId);
     d.fake.enqueue({ text: 'Noted: blue.' });
     await say(held.client, 'my favourite colour is blue');
+    // The write-through follows the turn's done; here it has landed in Redis.
+    await a.server.context.sessions.writesSettled();
 
     // No drop: A still has the socket (a half-open connection, as after a network change).
     const moved = await start(b, sessionId, { resume_token: held.ready.resume_token });

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually, expectFatal, sid, textStart } from '../testing/conversation.ts';
-import { twoProcessesForThisFile } from '../testing/deployment.ts';
+import { twoProcessesForThisFile } from '../testing/two-processes-per-file.ts';
 import type { TestServer } from '../testing/test-server.ts';
 import { startSession, WsTestClient } from '../testing/ws-test-client.ts';
 

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll } from 'vitest';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../../session/testing/fake-openai-server.ts';
 import { textStart } from './conversation.ts';
-import { postgresAvailable, startPostgres, type TestPostgres } from './postgres-server.ts';
-import { redisAvailable, startRedis, type TestRedis } from './redis-server.ts';
+import { startPostgres, type TestPostgres } from './postgres-server.ts';
+import { startRedis, type TestRedis } from './redis-server.ts';
 import { startTestServer, type TestServer } from './test-server.ts';
 import { startSession, type WsTestClient } from './ws-test-client.ts';
 
@@ -71,20 +70,4 @@ export async function startTwoProcesses(extraEnv: Record<string, string> = {}): 
       await Promise.all([redis.close(), postgres.close(), fake.close()]);
     },
   };
-}
-
-/**
- * One TwoProcesses for a test file, started in beforeAll and closed in afterAll; `enabled` is
- * false (skip the suite) when redis-server or PostgreSQL is not installed.
- */
-export function twoProcessesForThisFile(extraEnv: Record<string, string> = {}): TwoProcesses & { enabled: boolean } {
-  const enabled = redisAvailable() && postgresAvailable();
-  const holder = { enabled } as TwoProcesses & { enabled: boolean };
-  beforeAll(async () => {
-    if (enabled) Object.assign(holder, await startTwoProcesses(extraEnv));
-  });
-  afterAll(async () => {
-    if (enabled) await holder.close?.();
-  });
-  return holder;
 }

@@ -42,10 +42,13 @@ export class LiveRecord {
     void this.server.stores.live.release(this.lease.id).catch((error: unknown) => this.warn('leaving the live-session registry failed', error));
   }
 
-  /** Write-through: the conversation as it stands, while it goes on. */
+  /**
+   * Write-through: the conversation as it stands, while it goes on. A shared stash serializes
+   * the entry before save() returns, so the session's live objects are passed, not copies.
+   */
   checkpoint(session: Session): void {
     if (this.state !== 'live' || !this.server.stores.stash.shared) return;
-    void this.write(session.snapshot());
+    void this.write(session.view());
   }
 
   /** The connection is ending without a clean close: stop the session and keep it for resume. */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ResumeStash, StashOwner, TakeResult } from '../../../session/resume/resume-stash.ts';
 import type { StashEntry } from '../../../session/resume/snapshot.ts';
 import { StoreUnavailableError } from '../unavailable.ts';
+import { entryJson } from './entry-json.ts';
 import type { RedisConnection } from './redis-connection.ts';
 
 // One hash per token: state 'open' (owner + data), or 'taken' (a tombstone for the resume window
@@ -40,14 +41,20 @@ const DISCARD = `
 if redis.call('HGET', KEYS[1], 'state') ~= 'taken' then redis.call('DEL', KEYS[1]) end
 return 1`;
 
-type Held = { kind: 'save'; entry: StashEntry; expiresAt: number } | { kind: 'discard'; expiresAt: number };
+/** What waits for Redis; a save holds its JSON, taken when it was made. */
+type Held = { kind: 'save'; owner: string; json: string; expiresAt: number } | { kind: 'discard'; expiresAt: number };
+
+type PendingSave = { token: string; owner: string; json: string; resolve(result: 'saved' | 'taken'): void };
 
 /**
  * The resume stash in Redis, shared by every process: a client dropped from one process resumes
- * on any other. What cannot reach Redis is held here and written when it answers again: saves
- * (a later take still sees them, within their window), discards, and the undoing of a take
- * whose answer was lost (a timeout is no proof it did not happen). Takes need Redis and fail
- * with StoreUnavailableError meanwhile, so a client retries rather than losing its conversation.
+ * on any other. Saves (a write-through at every turn end of every session) made in one turn of
+ * the event loop go to Redis as one pipeline at its end (setImmediate): no delay is added, and
+ * the busier the process, the more saves share one socket write, which was most of their cost. What cannot reach Redis is held here and written
+ * when it answers again: saves (a later take still sees them, within their window), discards,
+ * and the undoing of a take whose answer was lost (a timeout is no proof it did not happen).
+ * Takes need Redis and fail with StoreUnavailableError meanwhile, so a client retries rather
+ * than losing its conversation.
  */
 export class RedisResumeStash implements ResumeStash {
   readonly shared = true;
@@ -55,6 +62,8 @@ export class RedisResumeStash implements ResumeStash {
   /** Takes whose answer never came, by token: undone when Redis answers. */
   private readonly untakes = new Map<string, { nonce: string; expiresAt: number }>();
   private readonly scripts;
+  private batch: PendingSave[] = [];
+  private batchTimer: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly redis: RedisConnection,
@@ -70,21 +79,56 @@ export class RedisResumeStash implements ResumeStash {
     redis.onRecovered(() => void this.flushHeld());
   }
 
-  async save(token: string, entry: StashEntry): Promise<'saved' | 'taken'> {
+  /** Serializes the entry before it returns: the caller may pass a session's live objects. */
+  save(token: string, entry: StashEntry): Promise<'saved' | 'taken'> {
+    const [owner, json] = [ownerOf(entry), entryJson(entry)];
+    return new Promise((resolve) => {
+      this.batch.push({ token, owner, json, resolve });
+      this.batchTimer ??= setImmediate(() => void this.flushBatch());
+    });
+  }
+
+  /** Sends the gathered saves; those Redis did not answer are held for its return. */
+  private async flushBatch(): Promise<void> {
+    clearImmediate(this.batchTimer);
+    this.batchTimer = undefined;
+    const batch = this.batch;
+    this.batch = [];
+    if (batch.length === 0) return;
+    const replies = await this.scripts.save.many(batch.map((p) => ({ keys: [this.key(p.token)], args: [p.owner, p.json, this.ttlMs] }))).catch(() => []);
+    for (const [i, pending] of batch.entries()) {
+      const [error, saved] = replies[i] ?? [new Error('not sent'), undefined];
+      if (error) {
+        this.held.set(pending.token, { kind: 'save', owner: pending.owner, json: pending.json, expiresAt: Date.now() + this.ttlMs });
+        pending.resolve('saved');
+      } else {
+        if (this.held.get(pending.token)?.kind === 'save') this.held.delete(pending.token);
+        pending.resolve(saved === 1 ? 'saved' : 'taken');
+      }
+    }
+  }
+
+  /** A take, discard or give-back of a token must come after its gathered saves. */
+  private async flushFor(token: string): Promise<void> {
+    if (this.batch.some((p) => p.token === token)) await this.flushBatch();
+  }
+
+  private async saveJson(token: string, owner: string, json: string): Promise<'saved' | 'taken'> {
     try {
-      const saved = await this.scripts.save([this.key(token)], [ownerOf(entry), JSON.stringify(entry), this.ttlMs]);
+      const saved = await this.scripts.save([this.key(token)], [owner, json, this.ttlMs]);
       this.held.delete(token);
       return saved === 1 ? 'saved' : 'taken';
     } catch {
-      this.held.set(token, { kind: 'save', entry, expiresAt: Date.now() + this.ttlMs });
+      this.held.set(token, { kind: 'save', owner, json, expiresAt: Date.now() + this.ttlMs });
       return 'saved';
     }
   }
 
   async take(token: string, owner: StashOwner): Promise<TakeResult> {
     // What this process still holds for the token is newer than what Redis has: written first.
+    await this.flushFor(token);
     const held = this.held.get(token);
-    if (held?.kind === 'save') await this.save(token, held.entry);
+    if (held?.kind === 'save') await this.saveJson(token, held.owner, held.json);
     const nonce = randomBytes(12).toString('base64url');
     let reply: unknown;
     try {
@@ -101,15 +145,18 @@ export class RedisResumeStash implements ResumeStash {
   }
 
   async giveBack(token: string, entry: StashEntry): Promise<void> {
+    await this.flushFor(token);
+    const [owner, json] = [ownerOf(entry), entryJson(entry)];
     try {
-      await this.scripts.giveBack([this.key(token)], [ownerOf(entry), JSON.stringify(entry), this.ttlMs]);
+      await this.scripts.giveBack([this.key(token)], [owner, json, this.ttlMs]);
     } catch {
       // Redis answered the take a moment ago: hold the entry, it is written as soon as it answers.
-      this.held.set(token, { kind: 'save', entry, expiresAt: Date.now() + this.ttlMs });
+      this.held.set(token, { kind: 'save', owner, json, expiresAt: Date.now() + this.ttlMs });
     }
   }
 
   async discard(token: string): Promise<void> {
+    await this.flushFor(token);
     try {
       await this.scripts.discard([this.key(token)], []);
       this.held.delete(token);
@@ -143,7 +190,7 @@ export class RedisResumeStash implements ResumeStash {
     }
     for (const [token, held] of [...this.held]) {
       if (held.expiresAt <= now) this.held.delete(token);
-      else if (held.kind === 'save') await this.save(token, held.entry);
+      else if (held.kind === 'save') await this.saveJson(token, held.owner, held.json);
       else await this.discard(token);
     }
   }

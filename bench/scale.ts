@@ -1,0 +1,257 @@
+import { performance } from 'node:perf_hooks';
+import { mintScopedKey } from '../signaling/keys/scoped-key.ts';
+import { deploymentEnv, type DeploymentEnv } from '../signaling/testing/deployment.ts';
+import { startNginx, type TestNginx } from '../signaling/testing/nginx-server.ts';
+import { startPostgres, type TestPostgres } from '../signaling/testing/postgres-server.ts';
+import { startRedis, type TestRedis } from '../signaling/testing/redis-server.ts';
+import { BenchSession, closeSessions } from './lib/bench-client.ts';
+import { ChildServer } from './lib/child-server.ts';
+import { LoadMeter } from './lib/load-meter.ts';
+import { median, percentile, progress, round } from './lib/stats.ts';
+import type { Row } from './types.ts';
+
+/**
+ * Scale-out (issue 15), every comparison measured side by side in one run, in alternating
+ * windows so the shared machine's load falls on both sides alike:
+ * - write-through: one process with REDIS_URL (the conversation written to Redis at every turn
+ *   end) against one without (memory stash, nothing written): server CPU per turn and
+ *   input_text → done p50/p99 at the same offered load;
+ * - 1 vs 2 processes behind nginx (deploy/nginx/parley.conf), both on Redis and PostgreSQL:
+ *   text turns per second (closed loop) and session starts per second;
+ * - resume: drop → resumed on the other process, on the same process, and a fresh start, start
+ *   frame → ready, p50/p99.
+ * Everything runs on this machine: the load generator, nginx, Redis and PostgreSQL take CPU from
+ * the servers, so the 2-process ratio is what two cores give with all of that beside them.
+ */
+export const name = 'scale';
+
+const MESSAGE = 'Could you remind me what we said about the delivery window and the invoice address?';
+
+export async function run(): Promise<Row[]> {
+  progress('scale: starting redis-server and PostgreSQL');
+  const [redis, postgres] = await Promise.all([startRedis(), startPostgres()]);
+  try {
+    const env = await deploymentEnv({ redis, postgres });
+    return [...(await writeThroughCost(env)), ...(await scaleOut(env))];
+  } finally {
+    await Promise.all([redis.close(), postgres.close()]);
+  }
+}
+
+/** Text-only servers: the speech providers point nowhere, so no recogniser or synthesiser is started. */
+function serverEnv(env: Partial<DeploymentEnv>): Record<string, string> {
+  return {
+    ...env,
+    ASR_PROVIDER: 'openai', ASR_BASE_URL: 'http://127.0.0.1:9/v1', TTS_PROVIDER: 'openai', TTS_BASE_URL: 'http://127.0.0.1:9/v1',
+    WEBRTC_MEDIA_WORKERS: '0',
+  };
+}
+
+let sessions = 0;
+/** A session id and its scoped key (signed: no database on the start path, as for a browser). */
+function identity(env: DeploymentEnv): { sessionId: string; key: string } {
+  const sessionId = `scale-${(sessions += 1)}`;
+  return { sessionId, key: mintScopedKey(Buffer.from(env.SCOPED_KEY_SECRET, 'utf8'), { account: 'bench', sessionId, keyId: 'bench', ttlS: 3600 }).apiKey };
+}
+
+async function open(env: DeploymentEnv, url: string, count: number): Promise<BenchSession[]> {
+  const out: BenchSession[] = [];
+  for (let i = 0; i < count; i += 50) {
+    out.push(...(await Promise.all(Array.from({ length: Math.min(50, count - i) }, () => {
+      const { sessionId, key } = identity(env);
+      return BenchSession.open(url, key, sessionId);
+    }))));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Write-through cost
+
+const WT_SESSIONS = 100;
+const WT_TURNS = 10;
+const WT_RATE = 250;
+/** Alternating windows; the first of each side warms its server up (JIT) and is discarded. */
+const WT_WINDOWS = 8;
+
+async function writeThroughCost(env: DeploymentEnv): Promise<Row[]> {
+  progress('scale: write-through: one server with REDIS_URL, one without');
+  const without = serverEnv({ SCOPED_KEY_SECRET: env.SCOPED_KEY_SECRET });
+  const [plain, through] = await Promise.all([ChildServer.start({ env: without }), ChildServer.start({ env: serverEnv(env) })]);
+  const result = { plain: { cpuMs: 0, turns: 0, ends: [] as number[] }, through: { cpuMs: 0, turns: 0, ends: [] as number[] } };
+  const load = new LoadMeter(() => plain.cpuMs() + through.cpuMs());
+  try {
+    for (let w = 0; w < WT_WINDOWS; w += 1) {
+      const side = w % 2 === 0 ? 'plain' : 'through';
+      const server = side === 'plain' ? plain : through;
+      const group = await open(env, server.wsUrl, WT_SESSIONS);
+      const cpu = server.cpuMs();
+      load.begin();
+      // Each session takes WT_TURNS turns; the sends are spread evenly at WT_RATE turns/s overall.
+      const ends = await offered(group, WT_TURNS, WT_RATE);
+      load.end();
+      if (w > 1) {
+        result[side].cpuMs += server.cpuMs() - cpu;
+        result[side].turns += ends.length;
+        result[side].ends.push(...ends);
+      }
+      await closeSessions(group);
+      progress(`scale: write-through window ${w + 1}/${WT_WINDOWS} (${side}) done`);
+    }
+  } finally {
+    await Promise.all([plain.stop(), through.stop()]);
+  }
+  const perTurn = (s: { cpuMs: number; turns: number }) => s.cpuMs / s.turns;
+  const extra = (perTurn(result.through) / perTurn(result.plain) - 1) * 100;
+  const shape = `${WT_SESSIONS} sessions × ${WT_TURNS} turns at ${WT_RATE} turns/s offered, ${WT_WINDOWS - 2} alternating windows (a first one of each discarded); local model at 0 ms/word; load generator ${load.clientCores.toFixed(2)} cores, other processes ${load.foreignCores.toFixed(2)} cores`;
+  const rows: Row[] = [
+    { benchmark: name, metric: 'write-through: server CPU per text turn, memory stash / Redis', value: `${round(perTurn(result.plain), 3)} / ${round(perTurn(result.through), 3)}`, unit: 'ms', note: `all threads of the server process; ${shape}` },
+    { benchmark: name, metric: 'write-through: extra CPU per text turn', value: round(extra, 1), unit: '%', note: 'goal < 5 %: the conversation serialised and written to Redis at every turn end (history of ≤ 10 turns)' },
+  ];
+  for (const p of [50, 99]) {
+    const a = percentile(result.plain.ends, p);
+    const b = percentile(result.through.ends, p);
+    rows.push({ benchmark: name, metric: `write-through: input_text → done p${p}, memory stash / Redis`, value: `${round(a, 2)} / ${round(b, 2)}`, unit: 'ms', note: `difference ${round(b - a, 2)} ms${p === 99 ? ' (goal < 1 ms)' : ''}; client-observed, the write happens after done is sent; ${result.plain.ends.length} + ${result.through.ends.length} turns` });
+  }
+  return rows;
+}
+
+/** Every session takes `turns` turns; sends spread evenly over time at `rate` turns/s in total. Resolves with input_text → done of each. */
+async function offered(group: BenchSession[], turns: number, rate: number): Promise<number[]> {
+  const ends: number[] = [];
+  const gapMs = (group.length / rate) * 1000;
+  await Promise.all(group.map(async (s, i) => {
+    await sleep((i / group.length) * gapMs);
+    for (let t = 0; t < turns; t += 1) {
+      const started = performance.now();
+      await s.text(MESSAGE);
+      ends.push(s.lastTurnMs);
+      await sleep(Math.max(0, gapMs - (performance.now() - started)));
+    }
+  }));
+  return ends;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One process against two, behind nginx; resume across processes
+
+const CLOSED_SESSIONS = 200;
+const WINDOW_MS = 6000;
+const STARTERS = 32;
+const START_WINDOW_MS = 4000;
+const RESUMES = 100;
+
+async function scaleOut(env: DeploymentEnv): Promise<Row[]> {
+  progress('scale: two servers on Redis and PostgreSQL, nginx with one and with two upstreams');
+  const [p1, p2] = await Promise.all([ChildServer.start({ env: serverEnv(env) }), ChildServer.start({ env: serverEnv(env) })]);
+  const lbs: TestNginx[] = [];
+  try {
+    const portOf = (s: ChildServer) => Number(new URL(s.wsUrl).port);
+    lbs.push(await startNginx([portOf(p1)]), await startNginx([portOf(p1), portOf(p2)]));
+    const [one, two] = lbs as [TestNginx, TestNginx];
+    const load = new LoadMeter(() => p1.cpuMs() + p2.cpuMs());
+    const turns = { 1: [] as number[], 2: [] as number[] };
+    const starts = { 1: [] as number[], 2: [] as number[] };
+    for (let round = 0; round < 2; round += 1) {
+      for (const n of [1, 2] as const) {
+        const lb = n === 1 ? one : two;
+        load.begin();
+        turns[n].push(await closedLoop(env, lb.wsUrl));
+        starts[n].push(await startLoop(env, lb.wsUrl));
+        load.end();
+        progress(`scale: round ${round + 1}, ${n} process${n === 1 ? '' : 'es'}: ${round1(turns[n].at(-1)!)} turns/s, ${round1(starts[n].at(-1)!)} starts/s`);
+      }
+    }
+    const resume = await resumes(env, p1.wsUrl, p2.wsUrl);
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const noise = `load generator ${load.clientCores.toFixed(2)} cores, everything else (nginx, Redis, PostgreSQL, other work on the machine) ${load.foreignCores.toFixed(2)} cores`;
+    const rounds = (xs: number[]) => xs.map(round1).join(' / ');
+    return [
+      { benchmark: name, metric: 'text turns/s behind nginx, 1 process / 2 processes', value: `${round1(mean(turns[1]))} / ${round1(mean(turns[2]))}`, unit: 'turns/s', note: `${CLOSED_SESSIONS} sessions, closed loop (next input_text when done arrives), history reset every 10 turns, ${WINDOW_MS / 1000} s windows; per round ${rounds(turns[1])} and ${rounds(turns[2])}; ${noise}` },
+      { benchmark: name, metric: 'text turns/s: 2 processes ÷ 1', value: round(mean(turns[2]) / mean(turns[1]), 2), unit: '×', note: 'goal ≥ 1.8× on 2 cores; the load generator, nginx and Redis share those 2 cores' },
+      { benchmark: name, metric: 'session starts/s behind nginx, 1 process / 2 processes', value: `${round1(mean(starts[1]))} / ${round1(mean(starts[2]))}`, unit: 'starts/s', note: `${STARTERS} clients each opening a socket, start (scoped key) → ready, closing, again, for ${START_WINDOW_MS / 1000} s; per round ${rounds(starts[1])} and ${rounds(starts[2])}; ratio ${round(mean(starts[2]) / mean(starts[1]), 2)}×` },
+      ...(['cross', 'same', 'fresh'] as const).map((kind) => ({
+        benchmark: name,
+        metric: `${kind === 'cross' ? 'resume on the other process' : kind === 'same' ? 'resume on the same process' : 'fresh start'}: start → ready p50 / p99`,
+        value: `${round(median(resume[kind]), 2)} / ${round(percentile(resume[kind], 99), 2)}`,
+        unit: 'ms',
+        note: `${resume[kind].length} samples interleaved with the other two kinds; socket open + start frame → ready, direct to a process; the conversation has 20 turns, dropped (no close handshake) just before`,
+      })),
+    ];
+  } finally {
+    await Promise.all(lbs.map((lb) => lb.close()));
+    await Promise.all([p1.stop(), p2.stop()]);
+  }
+}
+
+/** Closed loop: every session sends its next turn as soon as the last one is done. Turns per second. */
+async function closedLoop(env: DeploymentEnv, url: string): Promise<number> {
+  const group = await open(env, url, CLOSED_SESSIONS);
+  let done = 0;
+  const until = performance.now() + WINDOW_MS;
+  const started = performance.now();
+  await Promise.all(group.map(async (s) => {
+    for (let t = 1; performance.now() < until; t += 1) {
+      await s.text(MESSAGE);
+      done += 1;
+      if (t % 10 === 0) s.reset();
+    }
+  }));
+  const rate = (done * 1000) / (performance.now() - started);
+  await closeSessions(group);
+  return rate;
+}
+
+/** STARTERS clients opening and closing sessions back to back. Starts per second. */
+async function startLoop(env: DeploymentEnv, url: string): Promise<number> {
+  let count = 0;
+  const until = performance.now() + START_WINDOW_MS;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: STARTERS }, async () => {
+    while (performance.now() < until) {
+      const { sessionId, key } = identity(env);
+      const s = await BenchSession.open(url, key, sessionId);
+      count += 1;
+      await s.close();
+    }
+  }));
+  return (count * 1000) / (performance.now() - started);
+}
+
+/** One 20-turn conversation dropped and resumed over and over: across processes, on the same one; fresh starts between. */
+async function resumes(env: DeploymentEnv, a: string, b: string): Promise<{ cross: number[]; same: number[]; fresh: number[] }> {
+  progress(`scale: resume: ${RESUMES} each of cross-process, same-process, fresh`);
+  const out = { cross: [] as number[], same: [] as number[], fresh: [] as number[] };
+  const { sessionId, key } = identity(env);
+  let at = a;
+  let session = await BenchSession.open(at, key, sessionId);
+  for (let t = 0; t < 20; t += 1) await session.text(MESSAGE);
+  for (let i = 0; i < RESUMES * 3; i += 1) {
+    const kind = (['cross', 'same', 'fresh'] as const)[i % 3]!;
+    if (kind === 'fresh') {
+      const other = identity(env);
+      const t0 = performance.now();
+      const fresh = await BenchSession.open(at, other.key, other.sessionId);
+      out.fresh.push(performance.now() - t0);
+      await fresh.close();
+      continue;
+    }
+    const token = session.resumeToken;
+    session.drop();
+    if (kind === 'cross') at = at === a ? b : a;
+    const t0 = performance.now();
+    session = await BenchSession.open(at, key, sessionId, 15_000, token);
+    out[kind].push(performance.now() - t0);
+  }
+  await session.text(MESSAGE);
+  await session.close();
+  return out;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function round1(x: number): number {
+  return round(x, 1);
+}

@@ -136,10 +136,18 @@ async function offered(group: BenchSession[], turns: number, rate: number): Prom
 // One process against two, behind nginx; resume across processes
 
 const CLOSED_SESSIONS = 200;
-const WINDOW_MS = 6000;
+const WINDOW_MS = 4000;
 const STARTERS = 32;
-const START_WINDOW_MS = 4000;
+const START_WINDOW_MS = 3000;
+/** Rounds of one window per configuration, the order swapped every round. */
+const ROUNDS = 4;
 const RESUMES = 100;
+
+interface Window {
+  rate: number;
+  /** Server CPU (all processes, all threads) per turn or start, ms. */
+  cpuPer: number;
+}
 
 async function scaleOut(env: DeploymentEnv): Promise<Row[]> {
   progress('scale: two servers on Redis and PostgreSQL, nginx with one and with two upstreams');
@@ -148,28 +156,34 @@ async function scaleOut(env: DeploymentEnv): Promise<Row[]> {
   try {
     const portOf = (s: ChildServer) => Number(new URL(s.wsUrl).port);
     lbs.push(await startNginx([portOf(p1)]), await startNginx([portOf(p1), portOf(p2)]));
-    const [one, two] = lbs as [TestNginx, TestNginx];
-    const load = new LoadMeter(() => p1.cpuMs() + p2.cpuMs());
-    const turns = { 1: [] as number[], 2: [] as number[] };
-    const starts = { 1: [] as number[], 2: [] as number[] };
-    for (let round = 0; round < 2; round += 1) {
-      for (const n of [1, 2] as const) {
-        const lb = n === 1 ? one : two;
-        load.begin();
-        turns[n].push(await closedLoop(env, lb.wsUrl));
-        starts[n].push(await startLoop(env, lb.wsUrl));
-        load.end();
-        progress(`scale: round ${round + 1}, ${n} process${n === 1 ? '' : 'es'}: ${round1(turns[n].at(-1)!)} turns/s, ${round1(starts[n].at(-1)!)} starts/s`);
+    const serverCpu = () => p1.cpuMs() + p2.cpuMs();
+    const load = new LoadMeter(serverCpu);
+    const turns: Record<1 | 2, Window[]> = { 1: [], 2: [] };
+    const starts: Record<1 | 2, Window[]> = { 1: [], 2: [] };
+    const measure = async (run: () => Promise<number>, seconds: number): Promise<Window> => {
+      const cpu = serverCpu();
+      load.begin();
+      const count = await run();
+      load.end();
+      return { rate: count / seconds, cpuPer: (serverCpu() - cpu) / count };
+    };
+    for (let round = 0; round < ROUNDS; round += 1) {
+      for (const n of round % 2 === 0 ? ([1, 2] as const) : ([2, 1] as const)) {
+        const url = (n === 1 ? lbs[0] : lbs[1])!.wsUrl;
+        turns[n].push(await measure(() => closedLoop(env, url), WINDOW_MS / 1000));
+        starts[n].push(await measure(() => startLoop(env, url), START_WINDOW_MS / 1000));
+        progress(`scale: round ${round + 1}, ${n} process${n === 1 ? '' : 'es'}: ${round1(turns[n].at(-1)!.rate)} turns/s, ${round1(starts[n].at(-1)!.rate)} starts/s`);
       }
     }
     const resume = await resumes(env, p1.wsUrl, p2.wsUrl);
-    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    const noise = `load generator ${load.clientCores.toFixed(2)} cores, everything else (nginx, Redis, PostgreSQL, other work on the machine) ${load.foreignCores.toFixed(2)} cores`;
-    const rounds = (xs: number[]) => xs.map(round1).join(' / ');
+    const mean = (ws: Window[], key: keyof Window) => ws.reduce((a, w) => a + w[key], 0) / ws.length;
+    const ratios = (m: Record<1 | 2, Window[]>) => m[2].map((w, i) => w.rate / m[1][i]!.rate);
+    const spread = (xs: number[]) => `per-round ratios ${round(Math.min(...xs), 2)}–${round(Math.max(...xs), 2)}`;
+    const noise = `meanwhile the load generator used ${load.clientCores.toFixed(2)} cores and everything else (nginx, Redis, PostgreSQL, other work on the shared machine) ${load.foreignCores.toFixed(2)} cores`;
     return [
-      { benchmark: name, metric: 'text turns/s behind nginx, 1 process / 2 processes', value: `${round1(mean(turns[1]))} / ${round1(mean(turns[2]))}`, unit: 'turns/s', note: `${CLOSED_SESSIONS} sessions, closed loop (next input_text when done arrives), history reset every 10 turns, ${WINDOW_MS / 1000} s windows; per round ${rounds(turns[1])} and ${rounds(turns[2])}; ${noise}` },
-      { benchmark: name, metric: 'text turns/s: 2 processes ÷ 1', value: round(mean(turns[2]) / mean(turns[1]), 2), unit: '×', note: 'goal ≥ 1.8× on 2 cores; the load generator, nginx and Redis share those 2 cores' },
-      { benchmark: name, metric: 'session starts/s behind nginx, 1 process / 2 processes', value: `${round1(mean(starts[1]))} / ${round1(mean(starts[2]))}`, unit: 'starts/s', note: `${STARTERS} clients each opening a socket, start (scoped key) → ready, closing, again, for ${START_WINDOW_MS / 1000} s; per round ${rounds(starts[1])} and ${rounds(starts[2])}; ratio ${round(mean(starts[2]) / mean(starts[1]), 2)}×` },
+      { benchmark: name, metric: 'text turns/s behind nginx, 1 process / 2 processes', value: `${round1(mean(turns[1], 'rate'))} / ${round1(mean(turns[2], 'rate'))}`, unit: 'turns/s', note: `${CLOSED_SESSIONS} sessions, closed loop (next input_text when done arrives; history reset every 10 turns), ${ROUNDS} rounds of ${WINDOW_MS / 1000} s windows, order swapped each round; server CPU per turn ${round(mean(turns[1], 'cpuPer'), 3)} / ${round(mean(turns[2], 'cpuPer'), 3)} ms; ${noise}` },
+      { benchmark: name, metric: 'text turns/s: 2 processes ÷ 1', value: round(mean(turns[2], 'rate') / mean(turns[1], 'rate'), 2), unit: '×', note: `goal ≥ 1.8× on 2 cores; ${spread(ratios(turns))}; the load generator, nginx and Redis share those 2 cores` },
+      { benchmark: name, metric: 'session starts/s behind nginx, 1 process / 2 processes', value: `${round1(mean(starts[1], 'rate'))} / ${round1(mean(starts[2], 'rate'))}`, unit: 'starts/s', note: `${STARTERS} clients each opening a socket, start (scoped key) → ready, closing, again; ${ROUNDS} rounds of ${START_WINDOW_MS / 1000} s; ratio ${round(mean(starts[2], 'rate') / mean(starts[1], 'rate'), 2)}× (${spread(ratios(starts))}); server CPU per start ${round(mean(starts[1], 'cpuPer'), 2)} / ${round(mean(starts[2], 'cpuPer'), 2)} ms` },
       ...(['cross', 'same', 'fresh'] as const).map((kind) => ({
         benchmark: name,
         metric: `${kind === 'cross' ? 'resume on the other process' : kind === 'same' ? 'resume on the same process' : 'fresh start'}: start → ready p50 / p99`,
@@ -184,12 +198,11 @@ async function scaleOut(env: DeploymentEnv): Promise<Row[]> {
   }
 }
 
-/** Closed loop: every session sends its next turn as soon as the last one is done. Turns per second. */
+/** Closed loop for WINDOW_MS: every session sends its next turn as soon as the last one is done. Turns done. */
 async function closedLoop(env: DeploymentEnv, url: string): Promise<number> {
   const group = await open(env, url, CLOSED_SESSIONS);
   let done = 0;
   const until = performance.now() + WINDOW_MS;
-  const started = performance.now();
   await Promise.all(group.map(async (s) => {
     for (let t = 1; performance.now() < until; t += 1) {
       await s.text(MESSAGE);
@@ -197,16 +210,14 @@ async function closedLoop(env: DeploymentEnv, url: string): Promise<number> {
       if (t % 10 === 0) s.reset();
     }
   }));
-  const rate = (done * 1000) / (performance.now() - started);
   await closeSessions(group);
-  return rate;
+  return done;
 }
 
-/** STARTERS clients opening and closing sessions back to back. Starts per second. */
+/** STARTERS clients opening and closing sessions back to back for START_WINDOW_MS. Starts done. */
 async function startLoop(env: DeploymentEnv, url: string): Promise<number> {
   let count = 0;
   const until = performance.now() + START_WINDOW_MS;
-  const started = performance.now();
   await Promise.all(Array.from({ length: STARTERS }, async () => {
     while (performance.now() < until) {
       const { sessionId, key } = identity(env);
@@ -215,7 +226,7 @@ async function startLoop(env: DeploymentEnv, url: string): Promise<number> {
       await s.close();
     }
   }));
-  return (count * 1000) / (performance.now() - started);
+  return count;
 }
 
 /** One 20-turn conversation dropped and resumed over and over: across processes, on the same one; fresh starts between. */

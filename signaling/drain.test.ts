@@ -124,6 +124,9 @@ describe('SIGTERM drain (child process)', () => {
     const server = await spawnServer();
     const health = await fetch(`http://127.0.0.1:${server.port}/healthz`);
     expect(health.status).toBe(200);
+    // The embedded default has no shared store to ask: ready as soon as it listens.
+    const ready = await fetch(`http://127.0.0.1:${server.port}/readyz`);
+    expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready', checks: {} }]);
     server.process.kill('SIGTERM');
     const exit = await Promise.race([
       server.exited,
@@ -166,6 +169,9 @@ describe('stop() drain (in process)', () => {
     const health = await fetch(`${t.url}/healthz`);
     expect(health.status).toBe(503);
     expect(await health.json()).toMatchObject({ status: 'draining' });
+    const ready = await fetch(`${t.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({ status: 'draining', checks: {} });
     const late = await WsTestClient.open(t.wsUrl);
     late.send({ type: 'start', ...textStart(sid()), api_key: t.key });
     await expectFatal(late, 'server_restarting', true, 1012);

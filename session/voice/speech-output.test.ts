@@ -25,9 +25,6 @@ function output(transport: { leadMs: number; sendAheadMs?: number }) {
     ...(transport.sendAheadMs === undefined ? {} : { sendAheadMs: transport.sendAheadMs }),
     sendAudio: () => sent.push(performance.now()),
     discardAudio: () => (discarded += 1),
-    onError: (error) => {
-      throw error;
-    },
   });
   return { speech, sent, discards: () => discarded };
 }
@@ -39,7 +36,9 @@ async function untilSent(sent: number[], frames: number): Promise<void> {
 describe('SpeechOutput: what counts as sent at a barge-in', () => {
   it('counts everything handed to a transport that sends at once (WebSocket)', async () => {
     const { speech, sent } = output({ leadMs: 200 });
-    const turn = speech.begin('v');
+    const turn = speech.begin('v', (error) => {
+      throw error;
+    });
     turn.pushText('One whole sentence.');
     void turn.settle();
     await untilSent(sent, 10);
@@ -50,7 +49,9 @@ describe('SpeechOutput: what counts as sent at a barge-in', () => {
 
   it('does not count audio a pacing transport still holds (WebRTC media worker), and asks it to drop that audio', async () => {
     const { speech, sent, discards } = output({ leadMs: 200, sendAheadMs: 60 });
-    const turn = speech.begin('v');
+    const turn = speech.begin('v', (error) => {
+      throw error;
+    });
     turn.pushText('One whole sentence.');
     void turn.settle();
     await untilSent(sent, 10);
@@ -67,7 +68,9 @@ describe('SpeechOutput: what counts as sent at a barge-in', () => {
 
   it('counts a finished reply whole: nothing is held once its play time has passed', async () => {
     const { speech, sent } = output({ leadMs: 200, sendAheadMs: 60 });
-    const turn = speech.begin('v');
+    const turn = speech.begin('v', (error) => {
+      throw error;
+    });
     turn.pushText('One whole sentence.');
     await turn.end();
     expect(sent.length).toBe(50);

@@ -11,12 +11,11 @@ import { openSqlDatabase } from './sql-database.ts';
 import { SqlKeyStore } from './sql-key-store.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const TSX_CLI = join(ROOT, 'node_modules/tsx/dist/cli.mjs');
 const run = promisify(execFile);
 
-/** `npm run migrate` as an operator runs it: its own process. */
+/** `npm run migrate` as an operator runs it: its own process (one node, tsx as a loader). */
 function migrateCli(env: { DATA_DIR: string; DATABASE_URL?: string | undefined }) {
-  return run(process.execPath, [TSX_CLI, 'signaling/stores/migrate-cli.ts'], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 30_000 });
+  return run(process.execPath, ['--import', 'tsx', 'signaling/stores/migrate-cli.ts'], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 30_000 });
 }
 
 describe.each(sqlEngines())('migrations on $name', (engine) => {

@@ -2,8 +2,10 @@ import { performance } from 'node:perf_hooks';
 import { mintScopedKey } from '../signaling/keys/scoped-key.ts';
 import { deploymentEnv, type DeploymentEnv } from '../signaling/testing/deployment.ts';
 import { startNginx, type TestNginx } from '../signaling/testing/nginx-server.ts';
-import { startPostgres, type TestPostgres } from '../signaling/testing/postgres-server.ts';
-import { startRedis, type TestRedis } from '../signaling/testing/redis-server.ts';
+import { siteForTest } from '../signaling/testing/nginx-site.ts';
+import { startPostgres } from '../signaling/testing/postgres-server.ts';
+import { startRedis } from '../signaling/testing/redis-server.ts';
+import { freePort } from '../signaling/testing/server-process.ts';
 import { BenchSession, closeSessions } from './lib/bench-client.ts';
 import { ChildServer } from './lib/child-server.ts';
 import { LoadMeter } from './lib/load-meter.ts';
@@ -170,10 +172,14 @@ interface Window {
 async function scaleOut(env: DeploymentEnv): Promise<Row[]> {
   progress('scale: two servers on Redis and PostgreSQL, nginx with one and with two upstreams');
   const [p1, p2] = await Promise.all([ChildServer.start({ env: serverEnv(env) }), ChildServer.start({ env: serverEnv(env) })]);
-  const lbs: TestNginx[] = [];
+  const lbs: Array<{ nginx: TestNginx; wsUrl: string }> = [];
   try {
     const portOf = (s: ChildServer) => Number(new URL(s.wsUrl).port);
-    lbs.push(await startNginx([portOf(p1)]), await startNginx([portOf(p1), portOf(p2)]));
+    // The shipped site (deploy/nginx/parley.conf) in plain HTTP, once with each upstream.
+    for (const upstreams of [[portOf(p1)], [portOf(p1), portOf(p2)]]) {
+      const [http, https] = [await freePort(), await freePort()];
+      lbs.push({ nginx: await startNginx(() => siteForTest({ http, https, upstreams }), https), wsUrl: `ws://127.0.0.1:${https}/ws` });
+    }
     const serverCpu = () => p1.cpuMs() + p2.cpuMs();
     const load = new LoadMeter(serverCpu);
     const turns: Record<1 | 2, Window[]> = { 1: [], 2: [] };
@@ -211,7 +217,7 @@ async function scaleOut(env: DeploymentEnv): Promise<Row[]> {
       })),
     ];
   } finally {
-    await Promise.all(lbs.map((lb) => lb.close()));
+    await Promise.all(lbs.map((lb) => lb.nginx.stop()));
     await Promise.all([p1.stop(), p2.stop()]);
   }
 }

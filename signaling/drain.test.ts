@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from './testing/engine-process.ts';
+import { freePort } from './testing/server-process.ts';
 import { createPersistentKey } from './testing/sql-engines.ts';
 import { expectAlive, expectFatal, longSay, sid, textStart, WAIT_MS } from './testing/conversation.ts';
 import { startTestServer } from './testing/test-server.ts';

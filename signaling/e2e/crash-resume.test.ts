@@ -40,7 +40,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   if (!engines) return;
-  await victim?.process.stop('SIGKILL');
+  victim?.child.kill('SIGKILL');
   await survivor?.stop();
   await Promise.all([redis.close(), postgres.close(), fake.close()]);
 });
@@ -55,7 +55,7 @@ async function say(client: WsTestClient, text: string): Promise<void> {
 describe.skipIf(!engines)('SIGKILL of the process holding a conversation', () => {
   it('the client resumes on another process with every completed turn; the dead lease expires', async () => {
     const sessionId = sid('crash');
-    const { client, ready } = await startSession(victim.wsUrl, { ...textStart(sessionId, { greeting: 'Hello from A.' }), api_key: key });
+    const { client, ready } = await startSession(`${victim.url.replace(/^http/, 'ws')}/ws`, { ...textStart(sessionId, { greeting: 'Hello from A.' }), api_key: key });
     await client.waitFor('done');
     fake.enqueue({ text: 'Nice to meet you, Ada.' });
     await say(client, 'my name is Ada');
@@ -75,7 +75,8 @@ describe.skipIf(!engines)('SIGKILL of the process holding a conversation', () =>
     fake.enqueue({ text: 'Once upon a time there was a very long story that never got to its end at all' });
     client.send({ type: 'input_text', text: 'tell me a long story' });
     await client.waitFor('text_delta');
-    await victim.process.stop('SIGKILL');
+    victim.child.kill('SIGKILL');
+    await victim.exited;
     expect((await client.waitClose()).code).toBe(1006);
     fake.delayMs = 0;
 

@@ -3,8 +3,9 @@ import { concat, loadFixture, roomTone, streamRealtime } from '../../media/testi
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../../session/testing/fake-openai-server.ts';
 import { startFakeOpenAiSpeechServer, type FakeOpenAiSpeechServer } from '../../session/testing/fake-openai-speech-server.ts';
 import { deploymentEnv } from '../testing/deployment.ts';
-import { freePort } from '../testing/engine-process.ts';
+import { freePort } from '../testing/server-process.ts';
 import { nginxAvailable, startNginx, type TestNginx } from '../testing/nginx-server.ts';
+import { siteForTest } from '../testing/nginx-site.ts';
 import { postgresAvailable, startPostgres, type TestPostgres } from '../testing/postgres-server.ts';
 import { redisAvailable, startRedis, type TestRedis } from '../testing/redis-server.ts';
 import { ResumingClient } from '../testing/resuming-client.ts';
@@ -28,6 +29,8 @@ let postgres: TestPostgres;
 let llm: FakeOpenAiServer;
 let speech: FakeOpenAiSpeechServer;
 let lb: TestNginx;
+/** The load balancer's address: deploy/nginx/parley.conf's server block, in plain HTTP. */
+let lbUrl: string;
 let env: Record<string, string>;
 let key: string;
 const ports: number[] = [];
@@ -55,13 +58,15 @@ beforeAll(async () => {
   key = (await createPersistentKey({ DATA_DIR: '', DATABASE_URL: env.DATABASE_URL }, 'rolling')).key;
   ports.push(await freePort(), await freePort());
   servers.push(...(await Promise.all(ports.map((port) => startServerProcess({ ...env, PORT: String(port) })))));
-  lb = await startNginx(ports);
+  const [http, https] = [await freePort(), await freePort()];
+  lb = await startNginx(() => siteForTest({ http, https, upstreams: ports }), https);
+  lbUrl = `ws://127.0.0.1:${https}/ws`;
 }, 60_000);
 
 afterAll(async () => {
   if (!available) return;
-  await Promise.all(servers.map((s) => s.process.stop('SIGKILL')));
-  await lb?.close();
+  for (const s of servers) s.child.kill('SIGKILL');
+  await lb?.stop();
   await Promise.all([redis.close(), postgres.close(), llm.close(), speech.close()]);
 });
 
@@ -71,7 +76,7 @@ abstract class Host {
   readonly sockets: WsTestClient[] = [];
 
   constructor(start: Record<string, unknown>) {
-    this.rc = new ResumingClient(lb.wsUrl, { ...start, api_key: key });
+    this.rc = new ResumingClient(lbUrl, { ...start, api_key: key });
   }
 
   async connect(): Promise<WsTestClient> {
@@ -203,16 +208,16 @@ describe.skipIf(!available)('rolling restart of 2 processes behind nginx', () =>
     const timeline: string[] = [];
     const log = (m: string) => timeline.push(`${Date.now() - t0} ms: ${m}`);
     const explain = (error: unknown): never => {
-      const nginx = [...new Set(lb.errors().split('\n').map((l) => l.replace(/^.*?\] \d+#\d+: \*\d+ /, '').replace(/, client.*$/, '')))];
-      throw new Error([String(error), ...timeline, 'nginx:', ...nginx, ...servers.map((sv) => `server: ${sv.process.output().slice(-2000)}`)].join('\n'));
+      const nginx = [...new Set(lb.output().split('\n').map((l) => l.replace(/^.*?\] \d+#\d+: \*\d+ /, '').replace(/, client.*$/, '')))];
+      throw new Error([String(error), ...timeline, 'nginx:', ...nginx, ...servers.map((sv) => `server: ${sv.stdout().slice(-2000)}`)].join('\n'));
     };
     try {
       for (const index of [0, 1]) {
         const draining = servers[index]!;
         log(`SIGTERM to process ${index}`);
-        await draining.process.stop('SIGTERM', 20_000);
+        const code = await draining.stop(20_000);
         log(`process ${index} exited`);
-        expect(await draining.process.exited, `process ${index} exits cleanly after its drain`).toEqual({ code: 0, signal: null });
+        expect(code, `process ${index} exits cleanly after its drain`).toBe(0);
         servers[index] = await startServerProcess({ ...env, PORT: String(ports[index]) });
         log(`process ${index} listening again`);
         // Traffic returns to it before the next process goes.

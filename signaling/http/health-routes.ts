@@ -9,7 +9,9 @@ import type { ServerContext } from '../context.ts';
 export function mountHealth(router: Router, server: ServerContext): void {
   router.get('/healthz', (ctx) => {
     ctx.status = server.draining ? 503 : 200;
-    ctx.body = { status: server.draining ? 'draining' : 'ok', sessions: server.sessions.size };
+    // `voice` lets the demo page say why voice is off before anyone tries it.
+    const voice = server.voice.ok ? { available: true } : { available: false, detail: server.voice.reason };
+    ctx.body = { status: server.draining ? 'draining' : 'ok', sessions: server.sessions.size, voice };
   });
   router.get('/readyz', async (ctx) => {
     const results = await Promise.all(server.stores.checks.map(async (c) => [c.name, (await c.check().catch(() => false)) ? 'ok' : 'unreachable'] as const));

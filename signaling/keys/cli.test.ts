@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openSqlDatabase } from '../stores/sql/sql-database.ts';
 import { SqlKeyStore } from '../stores/sql/sql-key-store.ts';
-import { freePort } from '../testing/engine-process.ts';
+import { freePort } from '../testing/server-process.ts';
 import { postgresAvailable, startPostgres, type TestPostgres } from '../testing/postgres-server.ts';
 import { runKeysCli } from './cli.ts';
 import type { KeyStore } from './key-store.ts';

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, chownSync, constants, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -52,19 +51,6 @@ export function commandPath(command: string, extraDirs: string[] = []): string |
 
 export function runningAsRoot(): boolean {
   return process.getuid?.() === 0;
-}
-
-/** A port the kernel just handed out on loopback (closed again, so there is a tiny race). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** A fresh temporary directory, owned by `nobody` when the engine will run as nobody. */

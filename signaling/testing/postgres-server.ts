@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { commandPath, engineDir, freePort, NOBODY, removeDir, runningAsRoot, spawnEngine, type EngineProcess } from './engine-process.ts';
+import { freePort } from './server-process.ts';
+import { commandPath, engineDir, NOBODY, removeDir, runningAsRoot, spawnEngine, type EngineProcess } from './engine-process.ts';
 
 /**
  * A real PostgreSQL (Debian package `postgresql`) for a test file: `initdb` into a temp dir and

@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
-import { commandPath, engineDir, freePort, removeDir, spawnEngine, type EngineProcess } from './engine-process.ts';
+import { freePort } from './server-process.ts';
+import { commandPath, engineDir, removeDir, spawnEngine, type EngineProcess } from './engine-process.ts';
 
 /**
  * A real `redis-server` (Debian package `redis-server`) for a test file: one instance on a free

@@ -23,6 +23,7 @@ const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./turn-taking.ts'),
   () => import('./voices.ts'),
   () => import('./fuzz.ts'),
+  () => import('./scale.ts'),
 ];
 
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { KeyStore } from '../../signaling/keys/key-store.ts';
+import { createPersistentKey } from '../../signaling/testing/sql-engines.ts';
 import { CLK_TCK } from './load-meter.ts';
 
 const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -86,12 +86,7 @@ export class ChildServer {
     const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
     let apiKey: string;
     try {
-      const keys = KeyStore.open(dataDir);
-      try {
-        apiKey = keys.create('bench').key;
-      } finally {
-        keys.close();
-      }
+      apiKey = (await createPersistentKey({ DATA_DIR: dataDir }, 'bench')).key;
     } catch (error) {
       rmSync(dataDir, { recursive: true, force: true });
       throw error;

@@ -164,6 +164,15 @@ export class Session implements VoiceHost {
     this.ending.userSpoke();
   }
 
+  /** Sound during the reply: its audio pauses until the sound is judged (voice/barge-in.ts). */
+  pauseReply(): boolean {
+    return this.replying && this.speech?.pause() === true;
+  }
+
+  resumeReply(): void {
+    this.speech?.resume();
+  }
+
   /** Barge-in: real user speech took the floor from the reply in flight. */
   interruptReply(): void {
     if (!this.replying) return;

@@ -1,13 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { endpointerOptions } from '../../media/endpointer.ts';
-import type { VoiceActivityDetector } from '../../media/vad.ts';
+import type { VadFactory } from '../../media/vad.ts';
 import type { SpeechToText } from '../providers/asr.ts';
 import { VoiceInput } from './voice-input.ts';
 
 /** A detector that hears nothing and keeps every frame it was shown. */
-function recordingVad(): { vad: VoiceActivityDetector; frames: Int16Array[] } {
+function recordingVad(): { vad: VadFactory; frames: Int16Array[] } {
   const frames: Int16Array[] = [];
-  const vad = { isSpeech: (frame: Int16Array) => (frames.push(frame), false), free: () => undefined } as unknown as VoiceActivityDetector;
+  const vad: VadFactory = {
+    provider: 'webrtc',
+    create: (onDecision) => ({
+      pending: 0,
+      push: (frame) => {
+        frames.push(frame);
+        onDecision(frame, false);
+      },
+      free: () => undefined,
+    }),
+  };
   return { vad, frames };
 }
 
@@ -17,7 +27,7 @@ const noAsr: SpeechToText = {
     throw new Error('no speech in this test');
   },
 };
-const events = { onSpeechConfirmed() {}, onEagerEnd() {}, onSpeechResumed() {}, onTurnEnd() {}, onSilentMic() {} };
+const events = { onSpeechStart() {}, onSpeechConfirmed() {}, onSpeechSustained() {}, onProbe() {}, onSpeechResumed() {}, onNoise() {}, onTurnEnd() {}, onSilentMic() {} };
 
 const ramp = (n: number, from = 0): Int16Array => Int16Array.from({ length: n }, (_, i) => from + i);
 const bytes = (samples: Int16Array): Uint8Array => new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength);

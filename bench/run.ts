@@ -17,6 +17,7 @@ const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./text-latency.ts'),
   () => import('./text-adapter.ts'),
   () => import('./voice.ts'),
+  () => import('./voice-footprint.ts'),
   () => import('./webrtc.ts'),
   () => import('./resume.ts'),
   () => import('./interactions.ts'),

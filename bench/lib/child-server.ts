@@ -52,6 +52,8 @@ export interface ChildServerOptions {
    * from the start (os.availableParallelism() is 1 inside), as in a one-CPU container.
    */
   cpu?: number;
+  /** Root of the tree to run (default this checkout): a baseline commit's tree (lib/baseline.ts). */
+  repo?: string;
 }
 
 /**
@@ -115,8 +117,8 @@ export class ChildServer {
     const argv = [TSX_CLI, ...nodeFlags, options.script ?? 'signaling/main.ts'];
     const wrapper =
       options.cpu === undefined
-        ? spawn(process.execPath, argv, { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] })
-        : spawn('taskset', ['-c', String(options.cpu), process.execPath, ...argv], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+        ? spawn(process.execPath, argv, { cwd: options.repo ?? REPO, env, stdio: ['ignore', 'pipe', 'pipe'] })
+        : spawn('taskset', ['-c', String(options.cpu), process.execPath, ...argv], { cwd: options.repo ?? REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
     if (wrapper.pid !== undefined) starting.add(wrapper.pid);
     const exited = new Promise<void>((done) => wrapper.once('exit', () => done()));
     // BENCH_SERVER_STDOUT=<file> keeps the server's stdout (e.g. --trace-gc lines) for reading after the run.

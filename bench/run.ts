@@ -17,6 +17,7 @@ const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./text-latency.ts'),
   () => import('./text-adapter.ts'),
   () => import('./voice.ts'),
+  () => import('./voice-footprint.ts'),
   () => import('./webrtc.ts'),
   () => import('./resume.ts'),
   () => import('./interactions.ts'),
@@ -24,6 +25,7 @@ const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./voices.ts'),
   () => import('./observability.ts'),
   () => import('./fuzz.ts'),
+  () => import('./scale.ts'),
 ];
 
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));

@@ -34,6 +34,8 @@ export interface SessionDeps {
   observer?: SessionObserver;
   /** The pipeline's own formats when the transport is not the wire format (WebRTC: 48 kHz PCM16 both ways). */
   media?: { inputRate: number; outputRate: number; encoding: OutputEncoding };
+  /** Called after every reply ends (its done sent): the moment to write the conversation through. */
+  onTurnEnd?(): void;
 }
 
 /** Frames the session core handles; start is the connection's business. */

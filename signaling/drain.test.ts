@@ -80,6 +80,9 @@ describe('SIGTERM drain (child process)', () => {
     const server = await spawnServer();
     const health = await fetch(`http://127.0.0.1:${server.port}/healthz`);
     expect(health.status).toBe(200);
+    // The embedded default has no shared store to ask: ready as soon as it listens.
+    const ready = await fetch(`http://127.0.0.1:${server.port}/readyz`);
+    expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready', checks: {} }]);
     server.process.kill('SIGTERM');
     const exit = await Promise.race([
       server.exited,

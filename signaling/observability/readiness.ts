@@ -3,11 +3,15 @@ import { connect } from 'node:net';
 /** Throws (rejects) when the dependency cannot be reached; its message says why. */
 export type ReadinessCheck = () => Promise<void>;
 
-export type CheckResult = { ok: true; ms: number } | { ok: false; ms: number; error: string };
+type CheckResult = { ok: true } | { ok: false; error: string };
 
 export interface ReadinessReport {
   ready: boolean;
-  body: { status: 'ready' | 'draining' | 'unready'; checks: Record<string, CheckResult> };
+  /**
+   * `checks` names each dependency `ok` or `unreachable`; `unreachable` lists the failing ones
+   * and `errors` says why each failed (a refused connection, no answer within the timeout).
+   */
+  body: { status: 'ready' | 'draining' | 'unready'; checks: Record<string, 'ok' | 'unreachable'>; unreachable?: string[]; errors?: Record<string, string> };
 }
 
 /**
@@ -28,9 +32,16 @@ export class Readiness {
 
   async report(draining: boolean): Promise<ReadinessReport> {
     if (draining) return { ready: false, body: { status: 'draining', checks: {} } };
-    const checks = await (this.running ??= this.runAll().finally(() => (this.running = undefined)));
-    const ready = Object.values(checks).every((c) => c.ok);
-    return { ready, body: { status: ready ? 'ready' : 'unready', checks } };
+    const results = await (this.running ??= this.runAll().finally(() => (this.running = undefined)));
+    const checks: Record<string, 'ok' | 'unreachable'> = {};
+    const errors: Record<string, string> = {};
+    for (const [name, result] of Object.entries(results)) {
+      checks[name] = result.ok ? 'ok' : 'unreachable';
+      if (!result.ok) errors[name] = result.error;
+    }
+    const unreachable = Object.keys(errors);
+    if (unreachable.length === 0) return { ready: true, body: { status: 'ready', checks } };
+    return { ready: false, body: { status: 'unready', checks, unreachable, errors } };
   }
 
   private async runAll(): Promise<Record<string, CheckResult>> {
@@ -39,17 +50,15 @@ export class Readiness {
   }
 
   private async run(check: ReadinessCheck): Promise<CheckResult> {
-    const started = performance.now();
-    const ms = (): number => Math.round(performance.now() - started);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
     });
     try {
       await Promise.race([check(), timeout]);
-      return { ok: true, ms: ms() };
+      return { ok: true };
     } catch (error) {
-      return { ok: false, ms: ms(), error: error instanceof Error ? error.message : String(error) };
+      return { ok: false, error: error instanceof Error ? error.message : String(error) };
     } finally {
       clearTimeout(timer);
     }
@@ -74,4 +83,11 @@ export function tcpReachable(baseUrl: string, timeoutMs: number): ReadinessCheck
       });
       socket.once('error', (error) => reject(new Error(`${url.host}: ${error.message}`)));
     });
+}
+
+/** A store's own check (stores/stores.ts: PostgreSQL answers a ping, Redis is connected). */
+export function storeCheck(dependency: { name: string; check(): Promise<boolean> }): ReadinessCheck {
+  return async () => {
+    if (!(await dependency.check())) throw new Error(`${dependency.name} does not answer`);
+  };
 }

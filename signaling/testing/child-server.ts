@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KeyStore } from '../keys/key-store.ts';
+import { freePort } from './server-process.ts';
+import { createPersistentKey } from './sql-engines.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -23,18 +23,6 @@ export interface ChildServer {
   kill(): void;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * Starts the server in a child process on a free loopback port with its own data directory.
  * Its event loop is not the test's: what the test measures from the outside is not held up by
@@ -43,9 +31,7 @@ function freePort(): Promise<number> {
 export async function spawnServer(env: Record<string, string> = {}): Promise<ChildServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-child-'));
   // The key is made before the server starts, as an operator would with `npm run keys create`.
-  const store = KeyStore.open(dataDir);
-  const { key } = store.create('acme');
-  store.close();
+  const { key } = await createPersistentKey({ DATA_DIR: dataDir }, 'acme');
 
   const port = await freePort();
   // tsx as a loader, not its CLI: the CLI runs the server in a grandchild that a kill would orphan.

@@ -66,7 +66,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     sessions: new SessionRegistry(config.MAX_SESSIONS),
     voice,
     search: search && observed ? observeWebSearch(observability, search) : search,
-    attempts: new FailedAttempts(config, log),
+    attempts: new FailedAttempts(config, log, stores.rateLimiter('auth-fail', FailedAttempts.limiterOptions(config))),
     draining: false,
     observability,
   };

@@ -1,5 +1,4 @@
 import type { Config } from './config.ts';
-import type { KeyStore } from './keys/key-store.ts';
 import type { Logger } from './log.ts';
 import type { LanguageModel } from '../session/providers/llm.ts';
 import type { VoiceCatalog } from '../session/providers/voices.ts';
@@ -9,8 +8,8 @@ import type { TextToSpeech } from '../session/providers/tts.ts';
 import type { VadFactory } from '../media/vad.ts';
 import type { BargeInPolicy } from '../session/voice/barge-in.ts';
 import type { WebSearch } from '../session/providers/search.ts';
-import type { ResumeStash } from '../session/resume/resume-stash.ts';
-import type { OneShotStore } from './one-shot-store.ts';
+import type { Stores } from './stores/stores.ts';
+import type { Observability } from './observability/observability.ts';
 import type { ServerToolSet } from '../session/tools/server-tool.ts';
 import type { FailedAttempts } from './failed-attempts.ts';
 
@@ -22,7 +21,8 @@ export type VoiceProviders =
 /** What the HTTP routes and the WebSocket layer share; built once in server.ts. */
 export interface ServerContext {
   config: Config;
-  keys: KeyStore;
+  /** Keys, reports, the resume stash, the live-session registry: shared or embedded. */
+  stores: Stores;
   secret: Buffer;
   log: Logger;
   llm: LanguageModel;
@@ -32,11 +32,10 @@ export interface ServerContext {
   search: WebSearch | undefined;
   /** Tools the server runs itself (createServer's `tools`), offered in every session. */
   serverTools: ServerToolSet;
-  /** Dropped conversations waiting for their resume token. */
-  stash: ResumeStash;
-  oneShots: OneShotStore;
   /** Failed key checks and resume attempts per client address. */
   attempts: FailedAttempts;
   /** True once SIGTERM (or stop()) began draining: no new sessions. */
   draining: boolean;
+  /** Metrics, traces and readiness checks. */
+  observability: Observability;
 }

@@ -90,14 +90,14 @@ describe('createServer: its own port', () => {
   it('listen() serves HTTP and the WebSocket with the given model, logger and resume store; close() drains', async () => {
     const lines: string[] = [];
     const logger = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(String(chunk)), done()) }));
-    const stash = new MemoryResumeStash();
+    const stash = new MemoryResumeStash(60_000);
     const server = await make({ llm: new Shouter(), logger, store: { stash } });
     const url = await server.listen(0, '127.0.0.1');
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(server.url).toBe(url);
     expect(lines.some((line) => JSON.parse(line).msg === 'listening')).toBe(true);
 
-    const { key } = server.keys.create('acme');
+    const { key } = await server.keys.create('acme');
     const { client } = await startSession(`${url.replace('http', 'ws')}/ws`, { ...textStart(sid(), { greeting: false }), api_key: key });
     expect((await say(client, 'quiet please')).deltas).toBe('QUIET PLEASE');
     client.ws.close(4000, 'gone');
@@ -134,7 +134,7 @@ describe('createServer: mounted in a host application', () => {
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ code: 'not_found' });
 
-    const { key } = parley.keys.create('acme');
+    const { key } = await parley.keys.create('acme');
     const { client } = await startSession(`${url.replace('http', 'ws')}/ws`, { ...textStart(sid(), { greeting: false }), api_key: key });
     expect((await say(client, 'mounted')).deltas).toBe('MOUNTED');
     const hostWs = new WebSocket(`${url.replace('http', 'ws')}/host-ws`);
@@ -167,7 +167,7 @@ describe('createServer: mounted in a host application', () => {
     expect(script.headers.get('content-type')).toMatch(/javascript/);
     expect(await script.text()).toMatch(/RealtimeClient/);
 
-    const { key } = parley.keys.create('acme');
+    const { key } = await parley.keys.create('acme');
     const minted = await fetch(`${url}/api/v1/session-keys`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },

@@ -9,7 +9,7 @@ import { ConfigError, ConfigSchema, loadConfig, type Config } from './config.ts'
 import type { KeyStore } from './keys/key-store.ts';
 import { createLogger, type Logger } from './log.ts';
 import { openServer } from './server.ts';
-import type { ServerStores } from './stores.ts';
+import { createStores, type Stores } from './stores/stores.ts';
 import { createVoiceProviders } from './voice-providers.ts';
 
 /** The environment's keys (`PORT`, `DATA_DIR`, …) with plain values; checked by the same schema. */
@@ -31,15 +31,18 @@ export interface ServerOptions {
   vad?: VadFactory;
   /** Tools the server runs itself, offered to the model in every session (`defineTool`). */
   tools?: readonly ServerTool[];
-  /** Stores to use instead of the configured ones: persistent keys, the resume stash. */
-  store?: Partial<Pick<ServerStores, 'keys' | 'stash'>>;
+  /**
+   * Stores to use instead of the configured ones (PostgreSQL at DATABASE_URL or SQLite in
+   * DATA_DIR for keys; Redis at REDIS_URL or memory for the resume stash): yours are not closed.
+   */
+  store?: Partial<Pick<Stores, 'keys' | 'stash'>>;
   /** A pino logger; default JSON lines on stdout at LOG_LEVEL. */
   logger?: Logger;
 }
 
 export interface ParleyServer {
   readonly config: Readonly<Config>;
-  /** The persistent keys (`parley keys`): create, list, revoke. */
+  /** The persistent keys (`parley keys`): create, list, revoke, lookup (each resolves). */
   readonly keys: KeyStore;
   /** http://host:port once listen() resolved. */
   readonly url: string | undefined;
@@ -72,11 +75,16 @@ export async function createServer(options: ServerOptions = {}): Promise<ParleyS
     }
     config.DEFAULT_VOICE = first.voice;
   }
-  const hosted = await openServer(config, { ...options.store, ...(options.llm ? { llm: options.llm } : {}), log, voice, tools });
+  const configured = await createStores(config, log);
+  const stores: Stores = { ...configured, ...options.store };
+  const hosted = await openServer(config, { stores, ...(options.llm ? { llm: options.llm } : {}), log, voice, tools }).catch(async (error: unknown) => {
+    await configured.close();
+    throw error;
+  });
   let url: string | undefined;
   return {
     config,
-    keys: hosted.context.keys,
+    keys: hosted.context.stores.keys,
     get url() {
       return url;
     },

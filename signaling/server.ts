@@ -11,18 +11,26 @@ import { loadOrCreateSecret } from './keys/scoped-key.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createLanguageModel } from './providers.ts';
 import { SessionRegistry } from './session-registry.ts';
-import { openStores, type ServerStores } from './stores.ts';
 import { createWebSocketEndpoint, guardSocket, refuseUpgrade } from './ws/ws-server.ts';
 import { createVoiceProviders } from './voice-providers.ts';
 import { catalogOf, FLITE_VOICES } from '../session/providers/voices.ts';
 import { SearxngSearch } from '../session/providers/searxng-search.ts';
+import { createStores, type Stores } from './stores/stores.ts';
+import { drainSessions, keepWrittenThrough } from './drain.ts';
+import { createObservability } from './observability/observability.ts';
+import { storeCheck } from './observability/readiness.ts';
+import { observeLanguageModel, observeSpeechToText, observeTextToSpeech, observeWebSearch } from './observability/provider-telemetry.ts';
 import { FailedAttempts } from './failed-attempts.ts';
 
-export interface ServerOverrides extends Partial<ServerStores> {
+export interface ServerOverrides {
   llm?: LanguageModel;
   log?: Logger;
   voice?: VoiceProviders;
   tools?: ServerToolSet;
+  /** Built by createStores() from the configuration when absent; the server closes them on stop. */
+  stores?: Stores;
+  /** 'off': no measurement at all (the benchmark's baseline for what observability costs). */
+  observability?: 'off';
 }
 
 /** A server built but not necessarily listening: its handlers can be mounted in a host application. */
@@ -36,8 +44,9 @@ export interface HostedServer {
   /** Serves on a server of its own. */
   listen(port: number, host: string): Promise<{ url: string; port: number }>;
   /**
-   * Graceful drain: refuse new sessions, tell every live session `server_restarting`, close
-   * them (1012), then stop. Resolves within DRAIN_TIMEOUT_MS. A host's own server stays open.
+   * Graceful drain (drain.ts): refuse new sessions, stash every live conversation, tell it
+   * `server_restarting` and close it (1012), then stop and close the stores. Resolves within
+   * DRAIN_TIMEOUT_MS. A host's own server stays open.
    */
   close(): Promise<void>;
 }
@@ -54,24 +63,35 @@ export interface RunningServer {
 /** Builds everything a server needs; nothing listens yet. */
 export async function openServer(config: Config, overrides: ServerOverrides = {}): Promise<HostedServer> {
   const log = overrides.log ?? createLogger(config.LOG_LEVEL);
-  const stores = openStores(config, overrides);
-  const voice = overrides.voice ?? (await createVoiceProviders(config, log));
+  const observability = createObservability(config, overrides.observability !== 'off');
+  const observed = observability.active;
+  const stores = overrides.stores ?? (await createStores(config, log));
+  for (const dependency of stores.checks) observability.readiness.add(dependency.name, storeCheck(dependency));
+  const providers = overrides.voice ?? (await createVoiceProviders(config, log));
+  // Every provider call is timed and traced (provider-telemetry.ts); the session sees the same ports.
+  const voice: VoiceProviders = providers.ok && observed
+    ? { ...providers, tts: observeTextToSpeech(observability, providers.tts), stt: observeSpeechToText(observability, providers.stt) }
+    : providers;
+  const llm = overrides.llm ?? createLanguageModel(config, log);
+  const search = config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL, { timeoutMs: config.SEARCH_TIMEOUT_MS, connections: config.PROVIDER_CONNECTIONS }) : undefined;
   const context: ServerContext = {
     config,
-    ...stores,
+    stores,
     secret: loadOrCreateSecret(config.DATA_DIR, config.SCOPED_KEY_SECRET),
     log,
-    llm: overrides.llm ?? createLanguageModel(config, log),
+    llm: observed ? observeLanguageModel(observability, llm) : llm,
     voices: voice.ok ? voice.tts.voices : catalogOf(FLITE_VOICES),
     sessions: new SessionRegistry(config.MAX_SESSIONS),
     voice,
-    search: config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL, { timeoutMs: config.SEARCH_TIMEOUT_MS, connections: config.PROVIDER_CONNECTIONS }) : undefined,
+    search: search && observed ? observeWebSearch(observability, search) : search,
     serverTools: overrides.tools ?? new ServerToolSet(),
-    attempts: new FailedAttempts(config, log),
+    attempts: new FailedAttempts(config, log, stores.rateLimiter('auth-fail', FailedAttempts.limiterOptions(config))),
     draining: false,
+    observability,
   };
   const handleRequest = createHttpApp(context).callback();
   const ws = createWebSocketEndpoint(context);
+  const stopUpkeep = keepWrittenThrough(context);
   let own: Server | undefined;
 
   const listen = async (port: number, host: string): Promise<{ url: string; port: number }> => {
@@ -97,20 +117,18 @@ export async function openServer(config: Config, overrides: ServerOverrides = {}
   let stopping: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (stopping ??= (async () => {
-      context.draining = true;
-      const live = context.sessions.all();
-      log.info({ sessions: live.length }, 'draining');
-      for (const session of live) session.shutdown('server_restarting');
-      // Wait for the close handshakes too: terminating a socket whose error frame and close
-      // frame are still queued behind a backlog would cut it with 1006 and no reason.
-      await waitUntil(() => context.sessions.size === 0 && ws.closing() === 0, config.DRAIN_TIMEOUT_MS);
+      await drainSessions(context, () => ws.closing());
       ws.close();
       if (own) {
         own.closeAllConnections();
         await new Promise<void>((resolve) => own?.close(() => resolve()));
       }
-      context.keys.close();
+      // Sockets cut at the deadline stash their conversations too.
+      await context.sessions.writesSettled();
+      stopUpkeep();
+      await stores.close();
       if (voice.ok) await Promise.all([voice.tts.close?.(), voice.stt.close?.()]);
+      await observability.tracing.shutdown();
       log.info('stopped');
     })());
 
@@ -144,9 +162,4 @@ function listenOn(http: Server, port: number, host: string): Promise<void> {
       resolve();
     });
   });
-}
-
-async function waitUntil(predicate: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
 }

@@ -30,6 +30,8 @@ export type {
   StartMicOptions,
   ToolChoice,
   ToolOutcome,
+  TurnMetrics,
+  TurnStage,
   VoiceEntry,
   WebSocketConstructor,
 } from './types.ts';

@@ -35,6 +35,10 @@ export const WS_ERRORS = {
   slow_consumer: { retryable: true, close: 4429 },
   too_many_attempts: { retryable: true, close: 4429 },
   internal_error: { retryable: true, close: 1011 },
+  /** A shared store (PostgreSQL, Redis) cannot answer: a persistent key, a resume token or a report waits for it. */
+  store_unavailable: { retryable: true, close: 1013 },
+  /** This conversation's resume token was used by another connection, which now holds the conversation. */
+  resumed_elsewhere: { retryable: false, close: 4409 },
 } as const satisfies Record<string, ErrorSpec>;
 
 /** Codes the session core emits while the connection stays open. */
@@ -61,6 +65,7 @@ export const HTTP_ERRORS = {
   invalid_session_id: 400,
   invalid_request: 400,
   unauthorized: 401,
+  forbidden: 403,
   forbidden_origin: 403,
   not_found: 404,
   method_not_allowed: 405,
@@ -68,6 +73,7 @@ export const HTTP_ERRORS = {
   too_many_attempts: 429,
   not_json: 415,
   server_restarting: 503,
+  store_unavailable: 503,
   internal_error: 500,
 } as const;
 

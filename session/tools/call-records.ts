@@ -45,6 +45,6 @@ export interface ToolCallHooks {
   /** Context notes (progress, partials) for the model. */
   note(text: string): void;
   /** A call closed for good: its terminal result ('resolved'), or a cancel or timeout from either side. */
-  ended?(callId: string, how: 'resolved' | 'cancelled'): void;
+  ended?(callId: string, how: 'resolved' | 'cancelled', outcome: ToolResolution['outcome']): void;
   deferredTimeoutMs: number;
 }

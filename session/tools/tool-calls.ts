@@ -270,7 +270,7 @@ export class ToolCalls {
     call.state = state;
     const waiter = call.waiter;
     call.waiter = undefined;
-    this.hooks.ended?.(call.request.id, state === 'resolved' ? 'resolved' : 'cancelled');
+    this.hooks.ended?.(call.request.id, state === 'resolved' ? 'resolved' : 'cancelled', resolution.outcome);
     if (waiter) waiter(resolution);
     else if (wasDeferred && call.job) this.hooks.jobEnded(call.job, resolution);
     else this.hooks.lateResult(call.request, resolution);

@@ -19,7 +19,7 @@ import { pairToolMessages } from './tool-messages.ts';
 import { runToolRound } from './tool-round.ts';
 import type { ServerToolSet } from './server-tool.ts';
 import { choiceForRound, visibleTools } from './tool-set.ts';
-import { describeResolution, type ToolResolution, type ToolRoundResult } from './types.ts';
+import { describeResolution, type ToolOutcome, type ToolResolution, type ToolRoundResult } from './types.ts';
 
 export interface ToolDeskOptions {
   defaultTimeoutMs: number;
@@ -44,6 +44,8 @@ export interface ToolDeskHost {
   yieldFor(callId: string): Promise<void> | undefined;
   /** A partial result asked for a reply now (skipped when another reply is in flight). */
   replyNow(instruction: string): void;
+  /** A tool call ended for good (metrics). */
+  toolCallEnded(outcome: ToolOutcome): void;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }
 
@@ -81,7 +83,10 @@ export class ToolDesk {
       deferredTimeoutMs: options.deferredTimeoutMs,
       lateResult: (call, resolution) => this.onLateResult(call, resolution),
       jobEnded: (job, resolution) => this.onJobEnded(job, resolution),
-      ended: (callId, how) => this.interactions.callEnded(callId, how),
+      ended: (callId, how, outcome) => {
+        host.toolCallEnded(outcome);
+        this.interactions.callEnded(callId, how);
+      },
     });
     this.permissions = new Permissions((frame) => host.send(frame), options.permissionTimeoutMs);
     this.interactions = new Interactions(
@@ -162,6 +167,7 @@ export class ToolDesk {
         startDeepThought: (call) => this.startDeepThought(call),
         cancelJob: (jobId) => this.cancelJob(jobId),
         transition: (args, signal) => this.interactions.transition(args, signal),
+        ended: (outcome) => this.host.toolCallEnded(outcome),
       },
       calls,
       signal,

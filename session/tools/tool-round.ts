@@ -7,7 +7,7 @@ import { executeServerTool, parseServerArgs, type ServerCallHost } from './serve
 import type { ServerTool, ServerToolSet } from './server-tool.ts';
 import type { ToolCalls } from './tool-calls.ts';
 import { isManaged, type ManagedToolName } from './tool-set.ts';
-import { describeResolution, type ToolResolution, type ToolRoundResult } from './types.ts';
+import { describeResolution, type ToolOutcome, type ToolResolution, type ToolRoundResult } from './types.ts';
 import { clientDetail } from '../providers/provider-error.ts';
 
 export interface ToolRoundDeps {
@@ -31,6 +31,8 @@ export interface ToolRoundDeps {
   cancelJob(jobId: string | undefined): ToolResolution;
   /** interaction_transition: settle a voiced question (interactions/interactions.ts). */
   transition(args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResolution>;
+  /** A call that did not go to the client ended (client calls report when they settle, in ToolCalls). */
+  ended(outcome: ToolOutcome): void;
 }
 
 const failed = (content: string): ToolResolution => ({ outcome: 'failed', verified: false, content });
@@ -48,6 +50,7 @@ export async function runToolRound(deps: ToolRoundDeps, calls: ToolCallRequest[]
     calls.map(async (call) => {
       if (call.name === 'end_call' && deps.managedEnabled('end_call')) {
         farewell = typeof call.args.farewell === 'string' && call.args.farewell.trim() ? call.args.farewell.trim() : 'Goodbye!';
+        deps.ended('succeeded');
         return { call, content: describeResolution({ outcome: 'succeeded', verified: true, content: 'ending the call' }) };
       }
       const resolution = await runOne(deps, call, signal);
@@ -58,28 +61,35 @@ export async function runToolRound(deps: ToolRoundDeps, calls: ToolCallRequest[]
 }
 
 async function runOne(deps: ToolRoundDeps, call: ToolCallRequest, signal: AbortSignal): Promise<ToolResolution> {
-  if (isManaged(call.name) && deps.managedEnabled(call.name)) return runManaged(deps, call, signal);
+  const ended = (resolution: ToolResolution): ToolResolution => endedHere(deps, resolution);
+  if (isManaged(call.name) && deps.managedEnabled(call.name)) return ended(await runManaged(deps, call, signal));
   const serverTool = deps.server?.tools.get(call.name);
   if (serverTool && deps.server) return runServerCall(deps, deps.server, serverTool, call, signal);
   const declared = deps.clientTools().find((t) => t.name === call.name);
-  if (!declared) return failed(`there is no tool named ${call.name}`);
+  if (!declared) return ended(failed(`there is no tool named ${call.name}`));
   if (declared.requires_permission) {
     const approved = await deps.permissions.request(call.name, call.args, signal);
-    if (!approved) return REFUSED;
+    if (!approved) return ended(REFUSED);
   }
-  if (signal.aborted) return NOT_RUN;
+  if (signal.aborted) return ended(NOT_RUN);
   return deps.calls.run(call, { timeoutMs: declared.timeout_ms ?? deps.defaultTimeoutMs, deferrable: declared.deferrable === true }, signal);
+}
+
+/** A call that ends before it reaches the call table (which reports the ones that do). */
+function endedHere(deps: ToolRoundDeps, resolution: ToolResolution): ToolResolution {
+  deps.ended(resolution.outcome);
+  return resolution;
 }
 
 /** A server-side tool: arguments checked first, then the permission, then the same call life as a client's. */
 async function runServerCall(deps: ToolRoundDeps, host: ServerCallHost, tool: ServerTool, call: ToolCallRequest, signal: AbortSignal): Promise<ToolResolution> {
   const parsed = parseServerArgs(tool, call);
-  if (!parsed.ok) return parsed.resolution;
+  if (!parsed.ok) return endedHere(deps, parsed.resolution);
   if (tool.requiresPermission) {
     const approved = await deps.permissions.request(call.name, call.args, signal);
-    if (!approved) return REFUSED;
+    if (!approved) return endedHere(deps, REFUSED);
   }
-  if (signal.aborted) return NOT_RUN;
+  if (signal.aborted) return endedHere(deps, NOT_RUN);
   const timeoutMs = tool.timeoutMs ?? deps.defaultTimeoutMs;
   return deps.calls.run(call, { timeoutMs, deferrable: false, server: (handle) => executeServerTool(tool, call, parsed.args, handle, host) }, signal);
 }

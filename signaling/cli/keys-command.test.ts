@@ -1,11 +1,15 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from './program.ts';
-import { KeyStore } from '../keys/key-store.ts';
+import type { KeyStore } from '../keys/key-store.ts';
+import { openSqlDatabase } from '../stores/sql/sql-database.ts';
+import { SqlKeyStore } from '../stores/sql/sql-key-store.ts';
+import { postgresAvailable, startPostgres, type TestPostgres } from '../testing/postgres-server.ts';
+import { freePort } from '../testing/server-process.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const KEY_LINE = /^ck_[A-Za-z0-9_-]{43}$/;
@@ -16,12 +20,28 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-async function run(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function runIn(env: Record<string, string>, argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const code = await runCli(argv, { env: { DATA_DIR: dir }, stdout: (s) => (stdout += s), stderr: (s) => (stderr += s) });
+  const code = await runCli(argv, { env, stdout: (s) => (stdout += s), stderr: (s) => (stderr += s) });
   return { code, stdout, stderr };
 }
+const run = (...argv: string[]) => runIn({ DATA_DIR: dir }, argv);
+
+/** What the server opens: a store on the same database. */
+async function withServerStore<T>(use: (store: KeyStore) => Promise<T>, settings: { DATA_DIR: string; DATABASE_URL?: string } = { DATA_DIR: dir }): Promise<T> {
+  const database = openSqlDatabase(settings);
+  try {
+    await database.migrate();
+    return await use(new SqlKeyStore(database));
+  } finally {
+    await database.close();
+  }
+}
+const accountOf = async (store: KeyStore, key: string) => {
+  const r = await store.lookup(key);
+  return r.status === 'active' ? { id: r.id, account: r.account } : null;
+};
 const lines = (s: string) => s.trimEnd().split('\n');
 const idOf = (stdout: string) => /created (key_\w+)/.exec(stdout)?.[1] ?? '';
 
@@ -36,12 +56,7 @@ describe('parley keys', () => {
     const key = out.at(-1) ?? '';
     expect(key).toMatch(KEY_LINE);
     expect(r.stdout.split(key)).toHaveLength(2);
-    const store = KeyStore.open(dir);
-    try {
-      expect(store.verify(key)?.account).toBe('acme');
-    } finally {
-      store.close();
-    }
+    await withServerStore(async (store) => expect((await accountOf(store, key))?.account).toBe('acme'));
   });
 
   it('list shows id/account/created/revoked and never the key', async () => {
@@ -86,13 +101,13 @@ describe('parley keys', () => {
   });
 
   it('--help on every command; usage mistakes exit 2 with one message and no stack trace', async () => {
-    for (const argv of [['--help'], ['keys', '--help'], ['keys', 'create', '--help'], ['keys', 'list', '-h'], ['keys', 'revoke', '--help'], ['start', '--help']]) {
+    for (const argv of [['--help'], ['keys', '--help'], ['keys', 'create', '--help'], ['keys', 'list', '-h'], ['keys', 'revoke', '--help'], ['start', '--help'], ['sessions', '--help'], ['migrate', '--help']]) {
       const help = await run(...argv);
       expect(help.code, argv.join(' ')).toBe(0);
       expect(help.stdout, argv.join(' ')).toMatch(/^Usage: parley/);
     }
-    expect((await run('--help')).stdout).toMatch(/start .*\n.*keys/s);
-    for (const argv of [[], ['frobnicate'], ['--bogus'], ['keys'], ['keys', 'create'], ['keys', 'create', '--account'], ['keys', 'revoke'], ['keys', 'revoke', 'a', 'b'], ['keys', 'list', 'x'], ['keys', 'list', '--account', 'a']]) {
+    expect((await run('--help')).stdout).toMatch(/start .*\n.*keys.*\n.*sessions.*\n.*migrate/s);
+    for (const argv of [[], ['frobnicate'], ['--bogus'], ['keys'], ['keys', 'create'], ['keys', 'create', '--account'], ['keys', 'revoke'], ['keys', 'revoke', 'a', 'b'], ['keys', 'list', 'x'], ['keys', 'list', '--account', 'a'], ['sessions'], ['sessions', 'x'], ['sessions', '--bogus'], ['migrate', 'x']]) {
       const r = await run(...argv);
       expect(r.code, argv.join(' ')).toBe(2);
       expect(r.stderr, argv.join(' ')).not.toBe('');
@@ -121,7 +136,7 @@ describe('parley keys as a child process (the sources, as `npm run dev` would ru
       timeout: 30_000,
     });
 
-  it('create prints the key last; a separate store instance (the server) accepts it; list hides it', () => {
+  it('create prints the key last; a separate store instance (the server) accepts it; list hides it', async () => {
     const stdout = execFileSync(process.execPath, ['--import', 'tsx', 'signaling/cli/parley.ts', 'keys', 'create', '--account', 'acme'], {
       cwd: REPO_ROOT,
       env: { ...process.env, DATA_DIR: dir },
@@ -130,9 +145,8 @@ describe('parley keys as a child process (the sources, as `npm run dev` would ru
     });
     const key = lines(stdout).at(-1) ?? '';
     expect(key).toMatch(KEY_LINE);
-    const server = KeyStore.open(dir);
-    try {
-      const hit = server.verify(key);
+    await withServerStore(async (server) => {
+      const hit = await accountOf(server, key);
       expect(hit?.account).toBe('acme');
       const listed = cli('list');
       expect(listed.status).toBe(0);
@@ -140,12 +154,46 @@ describe('parley keys as a child process (the sources, as `npm run dev` would ru
       expect(listed.stdout).not.toContain(key);
       // Revocation by the CLI is seen by the already-open server store.
       expect(cli('revoke', hit?.id ?? '').status).toBe(0);
-      expect(server.verify(key)).toBeNull();
+      expect(await accountOf(server, key)).toBeNull();
       const again = cli('revoke', hit?.id ?? '');
       expect(again.status).toBe(1);
       expect(again.stderr).not.toMatch(/\n\s+at /);
-    } finally {
-      server.close();
-    }
+    });
   }, 60_000);
+});
+
+describe.skipIf(!postgresAvailable())('parley keys on PostgreSQL (DATABASE_URL): the same commands, the same output', () => {
+  let pgServer: TestPostgres;
+  beforeAll(async () => {
+    pgServer = await startPostgres();
+  });
+  afterAll(() => pgServer.close());
+
+  it('create, list and revoke; a server store on the same database sees each change', async () => {
+    const DATABASE_URL = await pgServer.createDatabase();
+    const cli = (...argv: string[]) => runIn({ DATA_DIR: dir, DATABASE_URL }, ['keys', ...argv]);
+    const created = await cli('create', '--account', 'acme');
+    expect(created.code).toBe(0);
+    const key = lines(created.stdout).at(-1) ?? '';
+    expect(key).toMatch(KEY_LINE);
+    const id = idOf(created.stdout);
+    await withServerStore(async (store) => {
+      expect(await accountOf(store, key)).toEqual({ id, account: 'acme' });
+      const listed = await cli('list');
+      expect(lines(listed.stdout)[1]?.split(/\s+/)).toEqual([id, 'acme', expect.stringMatching(/^\d{4}-/), '-']);
+      expect(listed.stdout).not.toContain(key);
+      expect(await cli('revoke', id)).toMatchObject({ code: 0, stdout: `revoked ${id}\n` });
+      expect(await accountOf(store, key)).toBeNull();
+      expect((await cli('revoke', id)).stderr).toMatch(/already revoked/);
+    }, { DATA_DIR: dir, DATABASE_URL });
+    // Nothing was written to DATA_DIR: the keys live in PostgreSQL.
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('an unreachable database is one line on stderr and exit code 1', async () => {
+    const r = await runIn({ DATA_DIR: dir, DATABASE_URL: `postgres://postgres@127.0.0.1:${await freePort()}/nothing` }, ['keys', 'list']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^parley: error: /);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
 });

@@ -1,35 +1,31 @@
 import { Command } from 'commander';
-import { loadConfig } from '../config.ts';
 import { InvalidAccountError, type KeyStore } from '../keys/key-store.ts';
-import { openKeyStore } from '../stores.ts';
+import { SqlKeyStore } from '../stores/sql/sql-key-store.ts';
 import { UsageError, type CliIo } from './cli-io.ts';
+import { withDatabase } from './database.ts';
 
-/** `parley keys create|list|revoke`: persistent keys in DATA_DIR's key database. */
+/** `parley keys create|list|revoke`: persistent keys in the server's database, PostgreSQL or SQLite. */
 export function keysCommand(io: CliIo): Command {
   const keys = new Command('keys')
-    .description('create, list and revoke persistent keys (ck_…)')
-    .option('--data-dir <dir>', 'where keys.sqlite3 lives (default: DATA_DIR, else ./data)');
-  // The server's configuration, so the command opens the store the server opens.
-  const withStore = <T>(run: (store: KeyStore) => T): T => {
-    const dataDir = keys.opts<{ dataDir?: string }>().dataDir;
-    const store = openKeyStore(loadConfig(dataDir ? { ...io.env, DATA_DIR: dataDir } : io.env));
-    try {
-      return run(store);
-    } catch (error) {
-      if (error instanceof InvalidAccountError) throw new UsageError(error.message);
-      throw error;
-    } finally {
-      store.close();
-    }
-  };
+    .description('create, list and revoke persistent keys (ck_…) in PostgreSQL (DATABASE_URL) or SQLite in DATA_DIR')
+    .option('--data-dir <dir>', 'where keys.sqlite3 lives when DATABASE_URL is unset (default: DATA_DIR, else ./data)');
+  const withStore = (run: (store: KeyStore) => Promise<void>): Promise<void> =>
+    withDatabase(io, keys, async (database) => {
+      try {
+        await run(new SqlKeyStore(database));
+      } catch (error) {
+        if (error instanceof InvalidAccountError) throw new UsageError(error.message);
+        throw error;
+      }
+    });
 
   keys
     .command('create')
     .description('create a persistent key; it is printed once, alone on the last line')
     .requiredOption('--account <name>', 'the account the key belongs to')
     .action((options: { account: string }) =>
-      withStore((store) => {
-        const created = store.create(options.account);
+      withStore(async (store) => {
+        const created = await store.create(options.account);
         io.stdout(`created ${created.id} for account ${created.account}; store it now, it is not shown again\n`);
         io.stdout(`${created.key}\n`);
       }),
@@ -39,8 +35,8 @@ export function keysCommand(io: CliIo): Command {
     .command('list')
     .description('list keys: id, account, created, revoked (never the keys themselves)')
     .action(() =>
-      withStore((store) => {
-        const rows = store.list().map((k) => [k.id, k.account, k.createdAt, k.revokedAt ?? '-']);
+      withStore(async (store) => {
+        const rows = (await store.list()).map((k) => [k.id, k.account, k.createdAt, k.revokedAt ?? '-']);
         const table = [['id', 'account', 'created', 'revoked'], ...rows];
         const widths = [0, 1, 2].map((i) => Math.max(...table.map((r) => (r[i] ?? '').length)));
         for (const row of table) io.stdout(`${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()}\n`);
@@ -52,8 +48,8 @@ export function keysCommand(io: CliIo): Command {
     .description('revoke a key: no new exchanges; scoped keys already issued stay valid until they expire')
     .argument('<id>', 'the key id (key_…), as `keys list` shows it')
     .action((id: string) =>
-      withStore((store) => {
-        const result = store.revoke(id);
+      withStore(async (store) => {
+        const result = await store.revoke(id);
         if (result === 'revoked') return io.stdout(`revoked ${id}\n`);
         throw new Error(result === 'unknown' ? `no key with id ${JSON.stringify(id)}` : `${id} is already revoked`);
       }),

@@ -3,10 +3,12 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.ts';
 import { UsageError, type CliCommand, type CliIo } from './cli-io.ts';
 import { keysCommand } from './keys-command.ts';
+import { migrateCommand } from './migrate-command.ts';
+import { sessionsCommand } from './sessions-command.ts';
 import { startCommand } from './start-command.ts';
 
 /** Every command, one module each; a new command is one more entry here. */
-const COMMANDS: readonly CliCommand[] = [startCommand, keysCommand];
+const COMMANDS: readonly CliCommand[] = [startCommand, keysCommand, sessionsCommand, migrateCommand];
 
 // By the package's own name, so the sources and the compiled package (dist/) find the same file.
 const VERSION = (createRequire(import.meta.url)('parley-realtime/package.json') as { version: string }).version;

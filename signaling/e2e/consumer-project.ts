@@ -95,7 +95,7 @@ const weather = defineTool({
 
 const server = await createServer({ config: { PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', LOCAL_LLM_WORD_DELAY_MS: 0 }, tools: [weather] });
 const url = await server.listen();
-const { key } = server.keys.create('consumer');
+const { key } = await server.keys.create('consumer');
 const client = new RealtimeClient({ url: url.replace('http', 'ws') + '/ws', apiKey: key, WebSocket, mode: { modality: 'text', greeting: false } });
 
 async function turn(text: string): Promise<{ status: ServerFrameOf<'done'>['status']; reply: string }> {

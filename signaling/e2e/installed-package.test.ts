@@ -169,11 +169,16 @@ describe('the examples, run from the installed package', () => {
 });
 
 describe('the parley command from the installed package', () => {
-  it('--help on each command, keys create and list', () => {
+  it('--help on each command, migrate, keys create and list', () => {
     const parley = join(project, 'node_modules/.bin/parley');
-    expect(execFileSync(parley, ['--help'], { encoding: 'utf8' })).toMatch(/start[\s\S]*keys/);
+    expect(execFileSync(parley, ['--help'], { encoding: 'utf8' })).toMatch(/start[\s\S]*keys[\s\S]*sessions[\s\S]*migrate/);
     expect(execFileSync(parley, ['keys', 'revoke', '--help'], { encoding: 'utf8' })).toMatch(/Usage: parley keys revoke/);
+    expect(execFileSync(parley, ['sessions', '--help'], { encoding: 'utf8' })).toMatch(/Usage: parley sessions/);
     const dir = dataDir();
+    // The migrations ship compiled: a fresh database gets the whole schema, then nothing more.
+    const migrate = () => execFileSync(parley, ['migrate'], { encoding: 'utf8', env: { ...process.env, DATA_DIR: dir } });
+    expect(migrate()).toMatch(/^migrate: SQLite in .+: applied 0001_/);
+    expect(migrate()).toMatch(/schema is up to date\n$/);
     const key = createKey(dir);
     expect(key).toMatch(/^ck_/);
     const listed = execFileSync(parley, ['keys', 'list'], { encoding: 'utf8', env: { ...process.env, DATA_DIR: dir } });

@@ -6,8 +6,9 @@ import { devRoutesEnabled, mountDevRoutes } from './dev-routes.ts';
 import { isLoopbackAddress } from './loopback-request.ts';
 import { mountSessionKeys } from './session-keys-route.ts';
 import { mountStatic } from './static-routes.ts';
+import { mountObservability } from '../observability/routes.ts';
 
-/** The HTTP side: session keys, health, the demo page and the client bundle. */
+/** The HTTP side: session keys, health, readiness and metrics, the demo page and the client bundle. */
 export function createHttpApp(server: ServerContext): Koa {
   const app = new Koa({ proxy: server.config.TRUST_PROXY });
   const router = createRouter(server, { demoPage: true });
@@ -60,12 +61,7 @@ export function createMountedRoutes(server: ServerContext, options: { demoPage: 
 
 function createRouter(server: ServerContext, options: { demoPage: boolean }): Router {
   const router = new Router();
-  router.get('/healthz', (ctx) => {
-    ctx.status = server.draining ? 503 : 200;
-    // `voice` lets the demo page say why voice is off before anyone tries it.
-    const voice = server.voice.ok ? { available: true } : { available: false, detail: server.voice.reason };
-    ctx.body = { status: server.draining ? 'draining' : 'ok', sessions: server.sessions.size, voice };
-  });
+  mountObservability(router, server);
   mountSessionKeys(router, server);
   if (devRoutesEnabled(server)) {
     mountDevRoutes(router, server);

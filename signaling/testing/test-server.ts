@@ -28,7 +28,7 @@ export async function startTestServer(env: Record<string, string> = {}, override
     ...env,
   });
   const server = await startServer(config, overrides);
-  const created = server.context.keys.create('acme');
+  const created = await server.context.stores.keys.create('acme');
   return {
     server,
     url: server.url,

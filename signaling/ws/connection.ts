@@ -1,19 +1,22 @@
 import type { RawData, WebSocket } from 'ws';
 import type { Session } from '../../session/session.ts';
-import { randomId } from '../../session/ids.ts';
 import type { ServerContext } from '../context.ts';
 import { errorFrame, WS_ERRORS, type ErrorCode, type WsErrorCode } from '../../session/protocol/errors.ts';
 import { parseClientFrame } from '../../session/protocol/parse.ts';
 import type { StartFrame } from '../../session/protocol/start.ts';
 import type { HandshakeAuth } from './authenticate.ts';
 import type { RegisteredSession } from '../session-registry.ts';
-import { prepareSession } from './open-session.ts';
+import { prepareSession, type PreparedSession } from './open-session.ts';
 import { acceptOneShot } from './one-shot.ts';
 import type { ClientFrameOf } from '../../session/protocol/client.ts';
+import { StoreUnavailableError } from '../stores/unavailable.ts';
+import { LiveRecord } from './live-record.ts';
 import { WebSocketTransport } from './ws-transport.ts';
 import { WebRtcSetup } from '../webrtc/webrtc-setup.ts';
 import type { WebRtcTransport } from '../webrtc/webrtc-transport.ts';
 import type { Transport } from '../../session/transport.ts';
+import { SessionTelemetry } from '../observability/session-telemetry.ts';
+import { errorCodeLabel } from '../observability/metrics.ts';
 
 /**
  * One WebSocket from upgrade to close: waits for the start frame, opens (or resumes) the
@@ -23,13 +26,16 @@ import type { Transport } from '../../session/transport.ts';
 export class Connection implements RegisteredSession {
   sessionId = '';
   private session: Session | undefined;
-  private account = '';
-  private resumeToken = '';
+  /** The conversation's lease and stash entry, from the accepted start on. */
+  private record: LiveRecord | undefined;
+  /** A stash entry this connection's start took, until its session begins. */
+  private untaken: PreparedSession['taken'];
   private readonly transport: WebSocketTransport;
   /** Where frames go: the socket, or the WebRTC transport once a call is connected. */
   private frames: Transport;
   private webrtc: WebRtcSetup | undefined;
   private webrtcTransport: WebRtcTransport | undefined;
+  private telemetry: SessionTelemetry | undefined;
   private startTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   /** Frames that arrived while an asynchronous start was being opened. */
@@ -47,7 +53,11 @@ export class Connection implements RegisteredSession {
     /** The client's address, for the failed-attempt counts. */
     private readonly address: string,
   ) {
-    this.transport = new WebSocketTransport(ws, server.config, (code, detail) => this.fail(code, detail));
+    const { metrics, active } = server.observability;
+    this.transport = new WebSocketTransport(ws, server.config, (code, detail) => this.fail(code, detail), {
+      errorSent: active ? (code) => metrics.errors.inc({ code: errorCodeLabel(code) }) : () => undefined,
+      ...(active ? { lateness: metrics.downlinkLateness.of('websocket') } : {}),
+    });
     this.frames = this.transport;
     ws.on('message', (data, isBinary) => this.onMessage(toBuffer(data), isBinary));
     // A connected WebRTC call outlives its signaling socket (SPEC): only the peer ends it.
@@ -62,8 +72,16 @@ export class Connection implements RegisteredSession {
     this.startTimer = setTimeout(() => this.fail('start_timeout', `no start frame within ${server.config.START_TIMEOUT_MS} ms`), server.config.START_TIMEOUT_MS);
   }
 
+  get resumeToken(): string {
+    return this.session ? (this.record?.token ?? '') : '';
+  }
+
   shutdown(code: 'server_restarting'): void {
     this.fail(code, 'the server is restarting; reconnect and resume with your resume_token');
+  }
+
+  checkpoint(): void {
+    if (this.session && !this.failing && !this.ended) this.record?.checkpoint(this.session);
   }
 
   private onMessage(bytes: Buffer, isBinary: boolean): void {
@@ -143,6 +161,7 @@ export class Connection implements RegisteredSession {
         this.transport.close(1000, 'reported');
       },
       (error: unknown) => {
+        if (error instanceof StoreUnavailableError) return this.fail('store_unavailable', 'the report could not be stored right now; send it again shortly');
         this.server.log.error({ err: String(error) }, 'storing a report failed');
         this.fail('internal_error', 'the report could not be stored');
       },
@@ -150,18 +169,19 @@ export class Connection implements RegisteredSession {
   }
 
   private async onStart(start: StartFrame): Promise<void> {
+    const starting = this.start(start);
+    this.server.sessions.trackStart(starting);
+    await starting;
+  }
+
+  private async start(start: StartFrame): Promise<void> {
     this.sessionId = start.session_id;
     const waitMs = await this.server.attempts.refusedFor(this.address);
     if (waitMs !== undefined) return this.tooManyAttempts(waitMs);
-    const prepared = await prepareSession(this.server, this.handshake, start, { admit: () => this.admit() });
-    if (this.ended) {
-      // The socket went while the token was being taken: the conversation waits for it again.
-      if (prepared.ok && prepared.resumedFrom) {
-        const { token, entry, expiresAt } = prepared.resumedFrom;
-        void this.server.stash.put(token, entry, Math.max(1, expiresAt - Date.now()));
-      }
-      return;
-    }
+    const prepared = await prepareSession(this.server, this.handshake, start, { admit: () => this.admit(), onTurnEnd: () => this.checkpoint() });
+    // Until the session begins, a conversation this start took is given back if the start ends.
+    if (prepared.ok) this.untaken = prepared.taken;
+    if (this.ended) return this.giveBack();
     if (!prepared.ok) {
       this.leaveRegistry();
       if (prepared.code === 'unauthorized') await this.server.attempts.failed(this.address, 'key', prepared.detail, start.api_key ?? this.handshake?.token, start.session_id);
@@ -174,19 +194,34 @@ export class Connection implements RegisteredSession {
       }
       return this.sendError(prepared.code, prepared.detail);
     }
+    if (this.server.draining) return this.fail('server_restarting', 'the server is restarting; reconnect and resume with your resume_token');
     clearTimeout(this.startTimer);
-    this.account = prepared.credential.account;
+    const transport = start.transport?.kind === 'webrtc' ? 'webrtc' : 'websocket';
+    const record = new LiveRecord(this.server, { account: prepared.credential.account, sessionId: start.session_id }, { modality: prepared.settings.modality, transport }, () =>
+      this.fail('resumed_elsewhere', 'this conversation was resumed on another connection with its resume token'),
+    );
+    this.record = record;
+    await record.register();
+    if (this.ended) return;
     if (prepared.credential.kind === 'scoped') this.armExpiry(prepared.credential.expiresAt);
+    const telemetry = this.server.observability.active
+      ? new SessionTelemetry(this.server.observability, this.server.log.child({ session_id: this.sessionId, account: prepared.credential.account }), {
+          sessionId: this.sessionId, account: prepared.credential.account, transport, modality: prepared.settings.modality, resumed: prepared.resumed,
+        })
+      : undefined;
+    this.telemetry = telemetry;
+    const observed: PreparedSession = { ...prepared, build: (on, media) => prepared.build(on, media, telemetry) };
     const begin = (session: Session): void => {
       this.session = session;
-      session.log.info({ modality: session.settings.modality, transport: this.webrtc ? 'webrtc' : 'websocket', key_kind: prepared.credential.kind, resumed: prepared.resumed }, 'session started');
-      this.resumeToken = randomId('rt', 32);
-      session.begin(this.resumeToken);
+      this.untaken = undefined;
+      session.log.info({ modality: session.settings.modality, transport, key_kind: prepared.credential.kind, resumed: prepared.resumed }, 'session started');
+      session.begin(record.token);
+      record.checkpoint(session);
     };
-    if (start.transport?.kind !== 'webrtc') return begin(prepared.build(this.transport));
+    if (transport === 'websocket') return begin(observed.build(this.transport));
     // WebRTC: ready waits until the peer is connected, so the greeting is never spoken into a
     // call that cannot carry it yet.
-    this.webrtc = new WebRtcSetup(this.server, start.session_id, prepared, this.transport, {
+    this.webrtc = new WebRtcSetup(this.server, start.session_id, observed, this.transport, {
       sendError: (code, detail) => this.sendError(code, detail),
       onSession: (session, transport) => {
         clearTimeout(this.startTimer);
@@ -240,15 +275,33 @@ export class Connection implements RegisteredSession {
     this.frames.sendFrame(errorFrame(code, detail));
   }
 
-  /** A fatal error: the frame, then the close code documented for it. */
+  /**
+   * A fatal error: the frame, then the close code documented for it. A live conversation is
+   * stashed first, because the client may reconnect to another process the moment it hears.
+   */
   private fail(code: WsErrorCode, detail: string): void {
     if (this.ended || this.failing) return;
     this.failing = true;
-    this.sendError(code, detail);
     const spec = WS_ERRORS[code];
     const closeCode = 'close' in spec ? spec.close : 1011;
-    this.frames.close(closeCode, code);
-    this.teardown(closeCode);
+    const close = (): void => {
+      this.sendError(code, detail);
+      this.frames.close(closeCode, code);
+      this.teardown(closeCode);
+    };
+    if (this.session && this.record) void this.record.stash(this.session).finally(close);
+    else close();
+  }
+
+  /** A start that took a conversation ended before its session began: the token works again. */
+  private giveBack(): void {
+    const untaken = this.untaken;
+    if (!untaken) return;
+    this.untaken = undefined;
+    const given = this.server.stores.stash.giveBack(untaken.token, untaken.entry).catch((error: unknown) =>
+      this.server.log.warn({ err: error instanceof Error ? error.message : String(error), session_id: untaken.entry.sessionId }, 'giving a taken conversation back failed: it is lost'),
+    );
+    this.server.sessions.track(given);
   }
 
   /** Never throws: it runs in socket and peer event handlers, where an exception ends the process. */
@@ -270,22 +323,16 @@ export class Connection implements RegisteredSession {
     clearTimeout(this.expiryTimer);
     if (!this.session) this.webrtc?.close();
     const session = this.session;
-    if (session) {
+    const record = this.record;
+    if (session && record) {
       // 1000 is a clean end (the client closed, or the call ended): nothing to resume.
-      if (code !== 1000) {
-        const entry = { account: this.account, sessionId: this.sessionId };
-        session
-          .detach()
-          .then((snapshot) => this.server.stash.put(this.resumeToken, { ...entry, snapshot }, this.server.config.RESUME_TTL_S * 1000))
-          .catch((error: unknown) => {
-            this.server.log.error({ err: error instanceof Error ? error.stack : String(error), session_id: this.sessionId }, 'stashing the session failed');
-            session.close();
-          });
-      } else {
-        session.close();
-      }
+      if (code === 1000) record.end(session);
+      else void record.stash(session);
       session.log.info({ close_code: code, stashed: code !== 1000 }, 'session ended');
     }
+    this.telemetry?.end(code);
+    record?.release();
+    this.giveBack();
   }
 }
 

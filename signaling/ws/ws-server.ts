@@ -4,6 +4,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { ServerContext } from '../context.ts';
 import { checkKey } from '../keys/credentials.ts';
 import { bearerToken } from '../http/json-body.ts';
+import { StoreUnavailableError } from '../stores/unavailable.ts';
+import { RETRY_AFTER_S } from '../http/http-error.ts';
 import type { HandshakeAuth } from './authenticate.ts';
 import { clientAddress } from '../failed-attempts.ts';
 import { Connection } from './connection.ts';
@@ -48,13 +50,14 @@ export function createWebSocketEndpoint(server: ServerContext): WebSocketEndpoin
     let handshake: HandshakeAuth | undefined;
     const token = bearerToken(req.headers.authorization);
     if (req.headers.authorization !== undefined) {
-      const checked = checkKey(token, { store: server.keys, secret: server.secret });
+      const checked = await checkKey(token, { store: server.stores.keys, secret: server.secret });
       if (!checked.ok) {
         await server.attempts.failed(address, 'key', checked.reason, token ?? req.headers.authorization);
         return refuseUpgrade(socket, { status: 401, code: 'unauthorized', detail: `key not accepted (${checked.reason})` });
       }
       handshake = { token: token as string, credential: checked.credential };
     }
+    if (socket.destroyed) return;
     wss.handleUpgrade(req, socket, head, (ws) => {
       liveness.set(ws, { alive: true });
       ws.on('pong', () => {
@@ -71,6 +74,9 @@ export function createWebSocketEndpoint(server: ServerContext): WebSocketEndpoin
     if (requestPath(req.url) !== '/ws') return false;
     guardSocket(socket, server);
     onUpgrade(req, socket, head).catch((error: unknown) => {
+      if (error instanceof StoreUnavailableError) {
+        return refuseUpgrade(socket, { status: 503, code: 'store_unavailable', detail: 'the key database is unavailable right now; retry shortly', retryAfterMs: RETRY_AFTER_S * 1000 });
+      }
       server.log.error({ err: error instanceof Error ? error.stack : String(error) }, 'upgrade handling failed');
       refuseUpgrade(socket, { status: 400, code: 'invalid_request', detail: 'the upgrade request could not be handled' });
     });
@@ -107,12 +113,13 @@ export function createWebSocketEndpoint(server: ServerContext): WebSocketEndpoin
   };
 }
 
-const REASONS = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests' } as const;
+const REASONS = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' } as const;
 
 type Refusal =
   | UpgradeRefusal
   | { status: 401; code: 'unauthorized'; detail: string }
-  | { status: 429; code: 'too_many_attempts'; detail: string; retryAfterMs: number };
+  | { status: 429; code: 'too_many_attempts'; detail: string; retryAfterMs: number }
+  | { status: 503; code: 'store_unavailable'; detail: string; retryAfterMs: number };
 
 /** Node hands over an upgrade's socket without an error listener: a peer that resets it would crash us. */
 export function guardSocket(socket: Duplex, server: ServerContext): void {

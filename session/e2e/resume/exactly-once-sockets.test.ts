@@ -5,6 +5,7 @@ import { Rng } from '../../testing/rng.ts';
 import { eventually, sid, textStart, WAIT_MS } from '../../../signaling/testing/conversation.ts';
 import { useServerWithFakeModel } from '../../../signaling/testing/fake-model-server.ts';
 import { startSession, type WsTestClient } from '../../../signaling/testing/ws-test-client.ts';
+import { stashed } from '../../../signaling/testing/stashed.ts';
 
 /**
  * The exactly-once episodes end to end: the same scripted model behind the fake
@@ -84,7 +85,7 @@ async function episode(seed: number): Promise<{ produced: number; lost: string[]
         convo.client.ws.terminate();
         await convo.client.waitClose();
         await eventually(() => servers.t.server.context.sessions.size === 0, WAIT_MS, 'the dropped session to leave');
-        await eventually(() => servers.t.server.context.stash.size > 0, WAIT_MS, 'the conversation to be stashed');
+        await eventually(() => stashed(servers.t.server.context) > 0, WAIT_MS, 'the conversation to be stashed');
         await convo.open(true);
         for (const [id, state] of known) if (state === 'answered') await deliver(id);
       }

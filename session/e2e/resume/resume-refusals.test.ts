@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, expectAlive, expectFatal, say, sid, textStart, WAIT_MS } from '../../../signaling/testing/conversation.ts';
 import { startTestServer, type TestServer } from '../../../signaling/testing/test-server.ts';
 import { startSession, WsTestClient } from '../../../signaling/testing/ws-test-client.ts';
+import { stashed } from '../../../signaling/testing/stashed.ts';
 
 /**
  * A resuming start is checked in full (capacity, tools, tool choice, voice, key) before its
@@ -24,7 +25,7 @@ async function droppedConversation(sessionId: string, mode: Record<string, unkno
   await say(client, 'my name is Grace');
   client.ws.terminate();
   await client.waitClose();
-  await eventually(() => t.server.context.stash.size > 0 && t.server.context.sessions.size === 0, WAIT_MS, 'the conversation to be stashed');
+  await eventually(() => stashed(t.server.context) > 0 && t.server.context.sessions.size === 0, WAIT_MS, 'the conversation to be stashed');
   return ready.resume_token;
 }
 

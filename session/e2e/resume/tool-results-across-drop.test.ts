@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { eventually, sid, textStart, waitError, WAIT_MS } from '../../../signaling/testing/conversation.ts';
 import { useServerWithFakeModel } from '../../../signaling/testing/fake-model-server.ts';
 import { startSession, WsTestClient } from '../../../signaling/testing/ws-test-client.ts';
+import { stashed } from '../../../signaling/testing/stashed.ts';
 
 /**
  * The model calls two client tools in one turn; one result arrives, then the socket drops while
@@ -37,7 +38,7 @@ describe('a tool result across a drop', () => {
     await flush(client, voice);
     client.ws.terminate();
     await client.waitClose();
-    await eventually(() => servers.t.server.context.stash.size > 0, WAIT_MS, 'the conversation to be stashed');
+    await eventually(() => stashed(servers.t.server.context) > 0, WAIT_MS, 'the conversation to be stashed');
 
     const again = await startSession(servers.t.wsUrl, { ...textStart(sessionId, { greeting: false }), api_key: servers.t.key, resume_token: ready.resume_token });
     servers.fake.enqueue({ text: 'Beta is in.' });

@@ -78,7 +78,8 @@ class SileroDetector implements VoiceActivityDetector {
       input,
       state: this.state,
       done: (p) => {
-        this.spare.push(input);
+        // One spare is all steady state needs; more would keep a backlog's windows for life.
+        if (this.spare.length === 0) this.spare.push(input);
         this.onWindow(p);
       },
     });

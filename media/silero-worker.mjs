@@ -30,9 +30,10 @@ port.on('message', async ({ id, batch, width, input, state }) => {
       state: new ort.Tensor('float32', state, [2, batch, 128]),
       sr,
     });
-    // Copies: the output tensors' memory belongs to the runtime and cannot be transferred.
-    const probabilities = Float32Array.from(out.output.data);
-    const next = Float32Array.from(out.stateN.data);
+    // Copies (memcpy, not Float32Array.from's per-element iteration): the output tensors' memory
+    // belongs to the runtime and cannot be transferred.
+    const probabilities = out.output.data.slice();
+    const next = out.stateN.data.slice();
     port.postMessage({ t: 'done', id, probabilities, state: next }, [probabilities.buffer, next.buffer]);
   } catch (error) {
     port.postMessage({ t: 'failed', id, error: String(error?.message ?? error) });

@@ -13,6 +13,7 @@ export const SILERO_WINDOW = 512;
 /** Samples of the previous window the model sees before each new one (v5's context). */
 export const SILERO_CONTEXT = 64;
 const STATE = 2 * 128;
+const WIDTH = SILERO_WINDOW + SILERO_CONTEXT;
 
 /**
  * A window with its context, the session's recurrent state, and where the answer goes. The
@@ -43,6 +44,12 @@ export class SileroModel {
   private queue: SileroJob[] = [];
   private scheduled = false;
   private running = false;
+  /**
+   * The batch arrays, sized for the largest batch: lent (transferred) to the thread with each
+   * batch and handed back with its answer, so a batch allocates nothing. Fresh arrays per batch
+   * were garbage in the thread's isolate, whose rare GCs let tens of MB of them pile up.
+   */
+  private lent: { input: Float32Array<ArrayBuffer>; state: Float32Array<ArrayBuffer> } | undefined;
   /** Windows and batches run so far (benchmarks read the mean batch size). */
   windows = 0;
   batches = 0;
@@ -68,27 +75,33 @@ export class SileroModel {
     this.scheduled = false;
     this.running = true;
     while (this.queue.length > 0) {
-      const jobs = this.queue.splice(0, this.options.maxBatch ?? 256);
+      const jobs = this.queue.splice(0, this.maxBatch);
       await this.runBatch(jobs);
     }
     this.running = false;
   }
 
+  private get maxBatch(): number {
+    return this.options.maxBatch ?? 256;
+  }
+
   private async runBatch(jobs: SileroJob[]): Promise<void> {
     const b = jobs.length;
-    const width = SILERO_WINDOW + SILERO_CONTEXT;
-    const input = new Float32Array(b * width);
-    // State is [2, batch, 128]: each session's two halves go to their layer's block.
-    const state = new Float32Array(b * STATE);
+    const { input, state } = this.lent ?? { input: new Float32Array(this.maxBatch * WIDTH), state: new Float32Array(this.maxBatch * STATE) };
+    // Lent out until the answer brings them back; a thread that dies keeps them.
+    this.lent = undefined;
+    // The batch fills the arrays' starts. State is [2, batch, 128]: each session's two halves go
+    // to their layer's block.
     for (let i = 0; i < b; i += 1) {
       const job = jobs[i]!;
-      input.set(job.input, i * width);
+      input.set(job.input, i * WIDTH);
       copyState(job.state, 0, state, i * 128);
       copyState(job.state, 128, state, (b + i) * 128);
     }
     try {
       const thread = await sileroThread(sileroModelPath());
-      const out = await thread.run(b, width, input, state);
+      const out = await thread.run(b, WIDTH, input, state);
+      this.lent = { input: out.input, state: out.state };
       this.windows += b;
       this.batches += 1;
       for (let i = 0; i < b; i += 1) {

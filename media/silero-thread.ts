@@ -5,8 +5,10 @@ const ENTRY = new URL('./silero-worker.mjs', import.meta.url);
 export interface BatchResult {
   /** One speech probability per window. */
   probabilities: Float32Array;
-  /** The recurrent state after each window, [2, batch, 128]. */
-  state: Float32Array;
+  /** The input array handed back for the next batch. */
+  input: Float32Array<ArrayBuffer>;
+  /** The state array handed back, its start now the state after each window, [2, batch, 128]. */
+  state: Float32Array<ArrayBuffer>;
 }
 
 type Reply = { t: 'ready' } | { t: 'load-failed'; error: string } | ({ t: 'done'; id: number } & BatchResult) | { t: 'failed'; id: number; error: string };
@@ -51,12 +53,15 @@ class SileroThread {
     });
   }
 
-  /** Runs one batch; `input` and `state` are handed over (transferred), not copied. */
-  run(batch: number, width: number, input: Float32Array, state: Float32Array): Promise<BatchResult> {
+  /**
+   * Runs one batch held in the starts of `input` ([batch, width]) and `state`; both arrays are
+   * handed over (transferred), not copied, and come back with the answer.
+   */
+  run(batch: number, width: number, input: Float32Array<ArrayBuffer>, state: Float32Array<ArrayBuffer>): Promise<BatchResult> {
     if (this.dead) return Promise.reject(new Error('the Silero thread stopped'));
     const id = this.nextId++;
     const result = new Promise<BatchResult>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    this.worker.postMessage({ id, batch, width, input, state }, [input.buffer as ArrayBuffer, state.buffer as ArrayBuffer]);
+    this.worker.postMessage({ id, batch, width, input, state }, [input.buffer, state.buffer]);
     return result;
   }
 }

@@ -24,17 +24,19 @@ try {
 const sr = new ort.Tensor('int64', BigInt64Array.from([16000n]), []);
 
 port.on('message', async ({ id, batch, width, input, state }) => {
+  // The batch fills the arrays' starts; the arrays go back with the answer to be used again.
+  const batchState = state.subarray(0, 2 * batch * 128);
   try {
     const out = await session.run({
-      input: new ort.Tensor('float32', input, [batch, width]),
-      state: new ort.Tensor('float32', state, [2, batch, 128]),
+      input: new ort.Tensor('float32', input.subarray(0, batch * width), [batch, width]),
+      state: new ort.Tensor('float32', batchState, [2, batch, 128]),
       sr,
     });
-    // Copies (memcpy, not Float32Array.from's per-element iteration): the output tensors' memory
-    // belongs to the runtime and cannot be transferred.
+    // The output tensors' memory belongs to the runtime and cannot be transferred: the next
+    // state is copied into the state array, the probabilities (a few floats) into a new one.
+    batchState.set(out.stateN.data);
     const probabilities = out.output.data.slice();
-    const next = out.stateN.data.slice();
-    port.postMessage({ t: 'done', id, probabilities, state: next }, [probabilities.buffer, next.buffer]);
+    port.postMessage({ t: 'done', id, probabilities, input, state }, [probabilities.buffer, input.buffer, state.buffer]);
   } catch (error) {
     port.postMessage({ t: 'failed', id, error: String(error?.message ?? error) });
   }

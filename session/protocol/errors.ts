@@ -65,6 +65,7 @@ export const HTTP_ERRORS = {
   invalid_session_id: 400,
   invalid_request: 400,
   unauthorized: 401,
+  forbidden: 403,
   forbidden_origin: 403,
   not_found: 404,
   method_not_allowed: 405,

@@ -64,6 +64,10 @@ class SileroThread {
     this.worker.postMessage({ id, batch, width, input, state }, [input.buffer, state.buffer]);
     return result;
   }
+
+  stop(): Promise<number> {
+    return this.worker.terminate();
+  }
 }
 
 let shared: SileroThread | undefined;
@@ -74,6 +78,13 @@ export async function sileroThread(modelPath: string): Promise<SileroThread> {
   const thread = shared;
   await thread.ready;
   return thread;
+}
+
+/** Stops the process's Silero thread, if any (a server closed inside a process that goes on). */
+export async function stopSileroThread(): Promise<void> {
+  const thread = shared;
+  shared = undefined;
+  await thread?.stop();
 }
 
 export type { SileroThread };

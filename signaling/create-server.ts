@@ -11,6 +11,7 @@ import { createLogger, type Logger } from './log.ts';
 import { openServer } from './server.ts';
 import { createStores, type Stores } from './stores/stores.ts';
 import { createVoiceProviders } from './voice-providers.ts';
+import { stopSileroThread } from '../media/silero-thread.ts';
 
 /** The environment's keys (`PORT`, `DATA_DIR`, …) with plain values; checked by the same schema. */
 export type ConfigInput = { [K in keyof typeof ConfigSchema.shape]?: string | number | boolean };
@@ -95,7 +96,12 @@ export async function createServer(options: ServerOptions = {}): Promise<ParleyS
     handleRequest: hosted.handleRequest,
     middleware: (mount = {}) => hosted.middleware({ demoPage: mount.demoPage ?? false }) as unknown as KoaMiddleware,
     handleUpgrade: hosted.handleUpgrade,
-    close: hosted.close,
+    async close() {
+      await hosted.close();
+      // The process's Silero thread would keep a host's process alive (its port stays referenced);
+      // the next voice session of any server starts a new one.
+      if (voice.ok && voice.vad.provider === 'silero') await stopSileroThread();
+    },
   };
 }
 

@@ -119,7 +119,7 @@ describe('the tarball', () => {
         loaded.push(path);
       }
     }
-    expect(loaded).toEqual(expect.arrayContaining(['dist/session/providers/flite-process.mjs', 'dist/media/webrtc/media-worker.js', 'dist/client/demo/index.html']));
+    expect(loaded).toEqual(expect.arrayContaining(['dist/session/providers/flite-process.mjs', 'dist/media/webrtc/media-worker.js', 'dist/media/silero-worker.mjs', 'dist/client/demo/index.html']));
     expect(loaded.filter((path) => !existsSync(join(installed, path)))).toEqual([]);
   });
 

@@ -17,6 +17,7 @@ export interface FloorParts {
   /** Every reply plans with the desk's tools and hands it each round's calls. */
   desk: ToolDesk;
   log: TurnContext['log'];
+  meter: TurnContext['meter'];
   /** A reply the floor stopped has finished: its record serves a later playback report. */
   stopped(record: TurnRecord, bargeSeq: number): void;
   /** Any reply has finished. */
@@ -45,6 +46,7 @@ export class Floor {
       toolChoice: (round, afterUserTurn) => desk.toolChoice(round, afterUserTurn),
       runTools: (calls, signal) => desk.runRound(calls, signal),
       claimCallId: (modelId) => desk.calls.claimId(modelId),
+      meter: parts.meter,
       log: parts.log,
     };
   }

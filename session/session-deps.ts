@@ -8,6 +8,9 @@ import type { TextToSpeech } from './providers/tts.ts';
 import type { VoiceCatalog } from './providers/voices.ts';
 import type { ToolDeskOptions } from './tools/tool-desk.ts';
 import type { Transport } from './transport.ts';
+import type { Prices, UsageSink } from './usage/usage-meter.ts';
+import type { DeadlineSettings } from './closing/session-deadlines.ts';
+import type { CreditSettings } from './usage/credit-watch.ts';
 
 export interface SessionLog {
   info(obj: object, msg: string): void;
@@ -28,6 +31,12 @@ export interface SessionDeps {
   voice?: { tts: TextToSpeech; stt: SpeechToText; createVad(): VoiceActivityDetector };
   /** The pipeline's own formats when the transport is not the wire format (WebRTC: 48 kHz PCM16 both ways). */
   media?: { inputRate: number; outputRate: number; encoding: OutputEncoding };
+  /** Where each turn's usage goes (the ledger) and how it is priced; without it usage is only on `done`. */
+  usage?: { sink: UsageSink; prices: Prices };
+  /** CLOSING_NOTICE_S (ms) and the closes the session plans itself; default: a 60 s notice, no idle close, no cap. */
+  closing?: DeadlineSettings & { noticeMs: number };
+  /** The account has a credit balance: warn when it runs low, close when it runs out. */
+  credit?: CreditSettings;
 }
 
 /** Frames the session core handles; start is the connection's business. */

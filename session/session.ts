@@ -9,10 +9,14 @@ import { LiveSettings } from './live-settings.ts';
 import { routeFrame, type RoutedParts } from './frame-router.ts';
 import type { SessionDeps, SessionFrame, SessionLog } from './session-deps.ts';
 import type { SessionSettings } from './settings.ts';
+import type { ClosingSchedule } from './closing/closing-schedule.ts';
 import { applySnapshot, captureSnapshot, type ResumableParts } from './resume/resumable.ts';
 import type { SessionSnapshot } from './resume/snapshot.ts';
 import { ToolDesk } from './tools/tool-desk.ts';
 import type { TurnRecord, TurnRunner } from './turn-runner.ts';
+import { meteredModel, meteredSpeechToText } from './usage/metered-providers.ts';
+import { SessionAccounting } from './usage/session-accounting.ts';
+import type { UsageMeter } from './usage/usage-meter.ts';
 import type { SpeechOutput } from './voice/speech-output.ts';
 import type { VoiceController, VoiceHost } from './voice/voice-controller.ts';
 import { openVoiceSide } from './voice/voice-side.ts';
@@ -27,12 +31,18 @@ export class Session implements VoiceHost {
   readonly history: ConversationHistory;
   readonly log: SessionLog;
   readonly desk: ToolDesk;
+  private readonly accounting: SessionAccounting;
+  /** When the conversation first started (epoch ms), kept across resumes. */
+  private openedAt = Date.now();
   private readonly floor: Floor;
   private readonly speech: SpeechOutput | undefined;
   private readonly voice: VoiceController | undefined;
   private readonly ending: EndOfCall;
   private readonly injection: ContextInjection;
   private readonly routed: RoutedParts;
+  /** Uplink audio seconds per byte (PCM16 at audio.sr) and per sample (the pipeline's input rate). */
+  private readonly inSecondsPerByte: number;
+  private readonly inSecondsPerSample: number;
   private ambienceActive = false;
   private greeted = false;
   private closed = false;
@@ -45,11 +55,21 @@ export class Session implements VoiceHost {
     this.history = new ConversationHistory(settings.instructions);
     this.log = deps.log;
     const send = (frame: ServerFrame): void => this.send(frame);
+    this.accounting = new SessionAccounting(deps, {
+      send,
+      synthesizedChars: () => this.speech?.synthesizedChars ?? 0,
+      wrapUp: () => this.ending.wrapUp(),
+      wrappingUp: () => this.ending.wrappingUp,
+    });
+    const sr = settings.audio?.sr ?? 16_000;
+    this.inSecondsPerByte = 1 / (2 * sr);
+    this.inSecondsPerSample = 1 / (deps.media?.inputRate ?? sr);
     this.desk = new ToolDesk(
       {
         settings,
         history: this.history,
-        llm: deps.llm,
+        // The desk's only model calls are think_deeply's, metered apart.
+        llm: meteredModel(deps.llm, this.meter, 'think'),
         search: deps.search,
         send,
         floorFree: () => !this.replying && !this.voice?.input.speaking && !this.ending.wrappingUp && !this.closed,
@@ -62,7 +82,8 @@ export class Session implements VoiceHost {
       },
       deps.tools,
     );
-    const voiceSide = openVoiceSide(this, settings, deps, () => !this.closed);
+    const metered = deps.voice ? { ...deps, voice: { ...deps.voice, stt: meteredSpeechToText(deps.voice.stt, this.meter) } } : deps;
+    const voiceSide = openVoiceSide(this, settings, metered, () => !this.closed);
     this.speech = voiceSide?.speech;
     this.voice = voiceSide?.voice;
     this.floor = new Floor({
@@ -73,6 +94,7 @@ export class Session implements VoiceHost {
       speech: this.speech,
       desk: this.desk,
       log: deps.log,
+      meter: this.meter,
       stopped: (record, seq) => this.voice?.noteInterrupted(record, seq),
       finished: (record) => this.afterTurn(record),
     });
@@ -85,7 +107,7 @@ export class Session implements VoiceHost {
       history: this.history,
       replying: () => this.replying,
       send,
-      userSpoke: () => this.ending.userSpoke(),
+      userSpoke: () => this.userSpoke(),
       userTookFloor: () => this.desk.interactions.userTookFloor(),
       startReply: (options) => this.floor.start(options),
     });
@@ -106,6 +128,15 @@ export class Session implements VoiceHost {
     return this.ambienceActive;
   }
 
+  get meter(): UsageMeter {
+    return this.accounting.meter;
+  }
+
+  /** Every close the server plans, announced ahead (session_closing_soon). */
+  get closing(): ClosingSchedule {
+    return this.accounting.closing;
+  }
+
   /** Sends ready and speaks the greeting. */
   begin(resumeToken: string): void {
     const voice = this.deps.voices.find(this.settings.voice);
@@ -121,6 +152,7 @@ export class Session implements VoiceHost {
     });
     if (!this.greeted) this.greet();
     this.announceDeferredJobs();
+    this.accounting.begin(this.openedAt);
   }
 
   /** Routes a client frame to the part that owns it (frame-router.ts). */
@@ -135,18 +167,21 @@ export class Session implements VoiceHost {
     if (this.settings.modality === 'text') {
       return this.error('modality_mismatch', 'binary audio is not accepted in a text session');
     }
-    this.voice?.input.pushBytes(pcm);
+    if (!this.voice) return;
+    this.meter.audioIn(pcm.byteLength * this.inSecondsPerByte);
+    this.voice.input.pushBytes(pcm);
   }
 
   /** Decoded uplink PCM at the pipeline's input rate (WebRTC). */
   handlePcm(samples: Int16Array): void {
-    if (this.closed) return;
-    this.voice?.input.pushSamples(samples);
+    if (this.closed || !this.voice) return;
+    this.meter.audioIn(samples.length * this.inSecondsPerSample);
+    this.voice.input.pushSamples(samples);
   }
 
   /** A real user turn (typed or spoken) takes the floor and gets a reply. */
   userTurn(text: string, turnId: string, inputSource: 'voice' | 'text' = 'voice'): TurnRunner | undefined {
-    this.ending.userSpoke();
+    this.userSpoke();
     // A clear yes or no while a permission is held answers it instead of starting a turn.
     if (this.desk.permissions.waiting && this.desk.permissions.answer(text)) {
       this.send({ type: 'asr', text, input_source: inputSource });
@@ -160,8 +195,14 @@ export class Session implements VoiceHost {
     return this.floor.start({ turnId, afterUserTurn: true });
   }
 
+  /** Real user input (speech, typed or injected text): cancels a pending end of call, restarts the idle wait. */
   userSpoke(): void {
     this.ending.userSpoke();
+    this.accounting.userActive();
+  }
+
+  playbackHeard(turnId: string, heardMs: number): void {
+    this.meter.heard(turnId, heardMs);
   }
 
   /** Barge-in: real user speech took the floor from the reply in flight. */
@@ -180,6 +221,7 @@ export class Session implements VoiceHost {
   restore(snapshot: SessionSnapshot): void {
     applySnapshot(this.resumable(), snapshot, this.deps.tools.defaultTimeoutMs);
     this.greeted = snapshot.greeted;
+    if (snapshot.openedAt !== undefined) this.openedAt = snapshot.openedAt;
   }
 
   /** Deferred jobs that survived a resume: the host re-associates them. */
@@ -195,7 +237,7 @@ export class Session implements VoiceHost {
    */
   detach(): SessionSnapshot {
     this.floor.halt();
-    const snapshot = captureSnapshot(this.resumable(), this.greeted);
+    const snapshot = { ...captureSnapshot(this.resumable(), this.greeted), openedAt: this.openedAt };
     this.close();
     return snapshot;
   }
@@ -205,6 +247,7 @@ export class Session implements VoiceHost {
     if (this.closed) return;
     this.floor.halt();
     this.closed = true;
+    this.accounting.close();
     this.desk.close();
     this.ending.close();
     this.voice?.close();
@@ -243,6 +286,7 @@ export class Session implements VoiceHost {
 
   private afterTurn(record: TurnRecord): void {
     if (this.closed) return;
+    this.accounting.turnEnded();
     if (record.farewell !== undefined) return this.ending.agentEnded(record.farewell);
     if (this.ending.wrappingUp) return;
     // The floor may be free: deliver waiting interaction asks, then background-job voiceovers.

@@ -7,6 +7,8 @@ import { FLOOR_YIELD } from './tools/tool-calls.ts';
 import { pairToolMessages } from './tools/tool-messages.ts';
 import type { ToolRoundResult } from './tools/types.ts';
 import type { SessionSettings } from './settings.ts';
+import { ModelTokens } from './usage/model-tokens.ts';
+import type { UsageMeter } from './usage/usage-meter.ts';
 import type { SpeechOutput, SpeechTurn } from './voice/speech-output.ts';
 
 export type TurnStatus = 'completed' | 'interrupted' | 'canceled' | 'error';
@@ -25,6 +27,8 @@ export interface TurnContext {
   runTools(calls: ToolCallRequest[], signal: AbortSignal): Promise<ToolRoundResult>;
   /** A session-unique id for a call the model just made (models may reuse ids across replies). */
   claimCallId(modelId: string): string;
+  /** The session's meters: each model request's tokens and calls, and the turn's usage at done. */
+  meter: Pick<UsageMeter, 'tokens' | 'toolCalls' | 'closeTurn'>;
   log: { warn(obj: object, msg: string): void };
 }
 
@@ -83,6 +87,8 @@ export class TurnRunner {
   private uttered = false;
   private finished = false;
   private speech: SpeechTurn | undefined;
+  /** The model request in flight: its tokens belong to this turn even when it is cut short. */
+  private tokens: ModelTokens | undefined;
   private resolveDone!: (record: TurnRecord) => void;
   readonly done: Promise<TurnRecord> = new Promise((resolve) => (this.resolveDone = resolve));
 
@@ -175,17 +181,28 @@ export class TurnRunner {
   private async streamFromModel(): Promise<void> {
     for (let round = 0; round < MAX_TOOL_ROUNDS; round += 1) {
       const calls: ToolCallRequest[] = [];
-      const stream = this.ctx.llm.stream({
-        messages: pairToolMessages(this.ctx.history.forModel(this.options.extraInstructions)),
-        tools: this.ctx.tools(),
-        toolChoice: this.ctx.toolChoice(round, this.options.afterUserTurn === true),
-        temperature: this.ctx.settings.temperature,
-        signal: this.abort.signal,
-      });
-      for await (const event of stream) {
-        if (this.finished) return;
-        if (event.type === 'text') this.emitText(event.delta);
-        else if (event.type === 'tool_call') calls.push({ ...event.call, id: this.ctx.claimCallId(event.call.id) });
+      const messages = pairToolMessages(this.ctx.history.forModel(this.options.extraInstructions));
+      const tokens = (this.tokens = new ModelTokens(messages));
+      try {
+        const stream = this.ctx.llm.stream({
+          messages,
+          tools: this.ctx.tools(),
+          toolChoice: this.ctx.toolChoice(round, this.options.afterUserTurn === true),
+          temperature: this.ctx.settings.temperature,
+          signal: this.abort.signal,
+        });
+        for await (const event of stream) {
+          tokens.note(event);
+          if (this.finished) return;
+          if (event.type === 'text') this.emitText(event.delta);
+          else if (event.type === 'tool_call') {
+            calls.push({ ...event.call, id: this.ctx.claimCallId(event.call.id) });
+            this.ctx.meter.toolCalls(1);
+          }
+        }
+      } finally {
+        // Metered however the request ended: an interrupted one was paid for up to where it stopped.
+        tokens.commit(this.ctx.meter, 'llm');
       }
       if (this.finished || calls.length === 0) return;
       this.ctx.history.fillAssistant(this.slot!, this.roundText, calls);
@@ -282,7 +299,8 @@ export class TurnRunner {
       this.ctx.send({ type: 'working', active: false });
     }
     this.options.beforeDone?.(status, delivered);
-    this.ctx.send({ type: 'done', turn_id: this.turnId, status });
+    this.tokens?.commit(this.ctx.meter, 'llm');
+    this.ctx.send({ type: 'done', turn_id: this.turnId, status, usage: this.ctx.meter.closeTurn(this.turnId, this.speech?.sentMs ?? 0) });
     this.resolveDone({ turnId: this.turnId, status, speech: this.speech, historySlot, farewell: status === 'completed' ? this.farewell : undefined });
   }
 }

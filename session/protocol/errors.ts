@@ -33,6 +33,10 @@ export const WS_ERRORS = {
   voice_unavailable: { retryable: false, close: 4400 },
   web_search_unavailable: { retryable: false, close: 4400 },
   slow_consumer: { retryable: true, close: 4429 },
+  /** A per-account limit (usage issue): fatal at start (4429), a refused frame otherwise. */
+  rate_limited: { retryable: true, close: 4429 },
+  /** The account's credit ran out: at start, or after session_closing_soon (resumable after a top-up). */
+  credit_exhausted: { retryable: false, close: 4402 },
   internal_error: { retryable: true, close: 1011 },
 } as const satisfies Record<string, ErrorSpec>;
 
@@ -59,10 +63,13 @@ export const TOOL_ERRORS = {
 export const HTTP_ERRORS = {
   invalid_session_id: 400,
   invalid_request: 400,
+  invalid_parameter: 400,
   unauthorized: 401,
   not_found: 404,
   method_not_allowed: 405,
   payload_too_large: 413,
+  credit_exhausted: 402,
+  rate_limited: 429,
   not_json: 415,
   server_restarting: 503,
   internal_error: 500,

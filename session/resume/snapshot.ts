@@ -13,6 +13,8 @@ export interface SessionSnapshot {
   pendingCalls: { request: ToolCallRequest; job: DeferredJob | undefined; deferrable: boolean }[];
   bargeSeq: number;
   greeted: boolean;
+  /** When the conversation first started (epoch ms): MAX_SESSION_S counts from here across resumes. */
+  openedAt?: number;
 }
 
 export interface StashEntry {

@@ -10,6 +10,7 @@ import type { VoiceActivityDetector } from '../media/vad.ts';
 import type { WebSearch } from '../session/providers/search.ts';
 import type { ResumeStash } from '../session/resume/resume-stash.ts';
 import type { OneShotStore } from './one-shot-store.ts';
+import type { ServerUsage } from './usage/server-usage.ts';
 
 /** The voice pipeline's providers, or why voice sessions cannot run here. */
 export type VoiceProviders =
@@ -30,6 +31,8 @@ export interface ServerContext {
   /** Dropped conversations waiting for their resume token. */
   stash: ResumeStash;
   oneShots: OneShotStore;
+  /** The usage ledger, credit and per-account limits. */
+  usage: ServerUsage;
   /** True once SIGTERM (or stop()) began draining: no new sessions. */
   draining: boolean;
 }

@@ -16,6 +16,9 @@ import { catalogOf, FLITE_VOICES } from '../session/providers/voices.ts';
 import { SearxngSearch } from '../session/providers/searxng-search.ts';
 import { MemoryResumeStash, type ResumeStash } from '../session/resume/resume-stash.ts';
 import { OneShotStore } from './one-shot-store.ts';
+import { openUsageStore } from './usage/usage-store.ts';
+import { ServerUsage } from './usage/server-usage.ts';
+import { announceRestart, restartNoticeMs } from './usage/restart-notice.ts';
 
 export interface RunningServer {
   /** http://host:port */
@@ -40,6 +43,7 @@ export interface ServerOverrides {
 export async function startServer(config: Config, overrides: ServerOverrides = {}): Promise<RunningServer> {
   const log = overrides.log ?? createLogger(config.LOG_LEVEL);
   const keys = KeyStore.open(config.DATA_DIR);
+  const usageStore = await openUsageStore(config.DATA_DIR);
   const voice = overrides.voice ?? (await createVoiceProviders(config, log));
   const context: ServerContext = {
     config,
@@ -53,6 +57,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     search: config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL, { timeoutMs: config.SEARCH_TIMEOUT_MS, connections: config.PROVIDER_CONNECTIONS }) : undefined,
     stash: overrides.stash ?? new MemoryResumeStash(),
     oneShots: new OneShotStore(config.DATA_DIR),
+    usage: new ServerUsage(usageStore.ledger, usageStore.book, config, log),
     draining: false,
   };
   const http = createServer(createHttpApp(context).callback());
@@ -66,16 +71,19 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       context.draining = true;
-      const live = context.sessions.all();
-      log.info({ sessions: live.length }, 'draining');
-      for (const session of live) session.shutdown('server_restarting');
+      log.info({ sessions: context.sessions.size }, 'draining');
+      const noticeMs = restartNoticeMs(config);
+      await announceRestart(context.sessions, noticeMs);
+      for (const session of context.sessions.all()) session.shutdown('server_restarting');
       // Wait for the close handshakes too: terminating a socket whose error frame and close
       // frame are still queued behind a backlog would cut it with 1006 and no reason.
-      await waitUntil(() => context.sessions.size === 0 && wss.closing() === 0, config.DRAIN_TIMEOUT_MS);
+      await waitUntil(() => context.sessions.size === 0 && wss.closing() === 0, config.DRAIN_TIMEOUT_MS - noticeMs);
       wss.close();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
       keys.close();
+      await context.usage.writer.flush();
+      await usageStore.close();
       if (voice.ok) await Promise.all([voice.tts.close?.(), voice.stt.close?.()]);
       log.info('stopped');
     })());

@@ -6,6 +6,8 @@ export interface RegisteredSession {
   sessionId: string;
   /** Ends the connection: an error frame where the code says so, then the close. */
   shutdown(code: 'server_restarting'): void;
+  /** The drain will close it in `inMs`: session_closing_soon (reason restart). */
+  warnRestart(inMs: number): void;
 }
 
 export class SessionRegistry {

@@ -5,6 +5,7 @@ import { sendHttpError } from './http-error.ts';
 import { devRoutesEnabled, mountDevRoutes } from './dev-routes.ts';
 import { mountSessionKeys } from './session-keys-route.ts';
 import { mountStatic } from './static-routes.ts';
+import { mountUsageRoutes } from './usage-routes.ts';
 
 /** The HTTP side: session keys, health, the demo page and the client bundle. */
 export function createHttpApp(server: ServerContext): Koa {
@@ -29,6 +30,7 @@ export function createHttpApp(server: ServerContext): Koa {
     ctx.body = { status: server.draining ? 'draining' : 'ok', sessions: server.sessions.size };
   });
   mountSessionKeys(router, server);
+  mountUsageRoutes(router, server);
   if (devRoutesEnabled(server)) mountDevRoutes(router, server);
   mountStatic(router);
 

@@ -5,14 +5,15 @@ import { SESSION_ID_PATTERN } from '../../session/protocol/limits.ts';
 import type { ServerContext } from '../context.ts';
 import { checkKey } from '../keys/credentials.ts';
 import { mintScopedKey } from '../keys/scoped-key.ts';
-import { sendHttpError } from './http-error.ts';
+import { sendHttpError, sendRateLimited } from './http-error.ts';
 import { bearerToken, readJsonBody } from './json-body.ts';
 
 const Body = z.object({ session_id: SessionId });
 
 /**
  * POST /api/v1/session-keys. Checks run in the order a caller can fix them: who you are (401),
- * what you sent (415), what it says (400).
+ * whether the account may now (429 over KEY_EXCHANGES_PER_MINUTE, 402 without credit), what you
+ * sent (415), what it says (400).
  */
 export function mountSessionKeys(router: Router, server: ServerContext): void {
   router.post('/api/v1/session-keys', async (ctx) => {
@@ -23,6 +24,11 @@ export function mountSessionKeys(router: Router, server: ServerContext): void {
       const why = !checked.ok ? checked.reason : 'scoped keys cannot mint keys';
       return sendHttpError(ctx, 'unauthorized', `a valid persistent key is required in Authorization: Bearer (${why})`);
     }
+    const account = checked.credential.account;
+    const verdict = await server.usage.limits.consume(account, 'key_exchanges_per_minute');
+    if (!verdict.ok) return sendRateLimited(ctx, verdict.limit, verdict.retryAfterMs, verdict.detail);
+    const balance = await server.usage.credit.balance(account, true);
+    if (balance !== null && balance <= 0) return sendHttpError(ctx, 'credit_exhausted', 'the account has no credit left; top it up first');
     const body = await readJsonBody(ctx, 16 * 1024);
     if (!body.ok) return sendHttpError(ctx, body.code, body.detail);
     const parsed = Body.safeParse(body.value);

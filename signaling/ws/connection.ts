@@ -14,6 +14,8 @@ import { WebSocketTransport } from './ws-transport.ts';
 import { WebRtcSetup } from '../webrtc/webrtc-setup.ts';
 import type { WebRtcTransport } from '../webrtc/webrtc-transport.ts';
 import type { Transport } from '../../session/transport.ts';
+import type { AccountLimit } from '../../session/protocol/usage.ts';
+import { gateInputText } from '../usage/input-text-gate.ts';
 
 /**
  * One WebSocket from upgrade to close: waits for the start frame, opens (or resumes) the
@@ -35,6 +37,8 @@ export class Connection implements RegisteredSession {
   /** Frames that arrived while an asynchronous start was being opened. */
   private backlog: Array<{ bytes: Buffer; isBinary: boolean }> | undefined;
   private registered = false;
+  /** Gives back the account's concurrent-session slot (set once a start is admitted). */
+  private releaseSlot: () => void = () => undefined;
   private failing = false;
   private ended = false;
 
@@ -60,6 +64,10 @@ export class Connection implements RegisteredSession {
 
   shutdown(code: 'server_restarting'): void {
     this.fail(code, 'the server is restarting; reconnect and resume with your resume_token');
+  }
+
+  warnRestart(inMs: number): void {
+    this.session?.closing.announce('restart', inMs, true);
   }
 
   private onMessage(bytes: Buffer, isBinary: boolean): void {
@@ -100,6 +108,16 @@ export class Connection implements RegisteredSession {
       return;
     }
     if (!this.session) return this.sendError('not_ready', `${frame.type} arrived before ready; the call is still connecting`);
+    if (frame.type === 'input_text') {
+      const session = this.session;
+      const held = gateInputText(this.server.usage.limits, this.account, {
+        pass: () => session.handle(frame),
+        refuse: (detail, retryAfterMs, limit) => this.sendError('rate_limited', detail, { retry_after_ms: retryAfterMs, limit }),
+      });
+      // A verdict still to come holds every later frame, so frames keep their order.
+      if (held) this.hold(held);
+      return;
+    }
     this.session.handle(frame);
   }
 
@@ -112,11 +130,28 @@ export class Connection implements RegisteredSession {
     }
     if (parsed.frame.type === 'feedback' || parsed.frame.type === 'client_error') return this.onOneShot(parsed.frame);
     if (parsed.frame.type !== 'start') return this.fail('invalid_start_frame', `the first frame must be start, got ${parsed.frame.type}`);
+    this.hold(this.onStart(parsed.frame));
+  }
+
+  private heldFrames(): typeof this.backlog {
+    return this.backlog;
+  }
+
+  /** Frames that arrive until `pending` settles wait, then go through in order. */
+  private hold(pending: Promise<unknown>): void {
     this.backlog = [];
-    void this.onStart(parsed.frame).finally(() => {
+    void pending.finally(() => {
       const waiting = this.backlog ?? [];
       this.backlog = undefined;
-      for (const frame of waiting) this.onMessage(frame.bytes, frame.isBinary);
+      for (const [i, frame] of waiting.entries()) {
+        this.onMessage(frame.bytes, frame.isBinary);
+        // Held again (another input_text waiting for its verdict): the rest wait behind it.
+        const again = this.heldFrames();
+        if (again) {
+          again.push(...waiting.slice(i + 1));
+          return;
+        }
+      }
     });
   }
 
@@ -142,8 +177,10 @@ export class Connection implements RegisteredSession {
     if (!prepared.ok) {
       // A failed resume leaves the socket open: the client may start fresh on it.
       if (prepared.code === 'resume_failed') return this.sendError(prepared.code, prepared.detail);
-      return this.fail(prepared.code, prepared.detail);
+      return this.fail(prepared.code, prepared.detail, prepared.limit ? { retry_after_ms: prepared.retryAfterMs, limit: prepared.limit } : {});
     }
+    this.releaseSlot = prepared.release;
+    if (this.ended) return this.releaseSlot();
     this.sessionId = start.session_id;
     if (!this.server.sessions.tryAdd(this)) return this.fail('server_busy', 'the server is at MAX_SESSIONS; retry later');
     this.registered = true;
@@ -155,6 +192,12 @@ export class Connection implements RegisteredSession {
       session.log.info({ modality: session.settings.modality, transport: this.webrtc ? 'webrtc' : 'websocket', key_kind: prepared.credential.kind, resumed: prepared.resumed }, 'session started');
       this.resumeToken = randomId('rt', 32);
       session.begin(this.resumeToken);
+      const { credential } = prepared;
+      if (credential.kind === 'scoped') {
+        // SPEC's two-hour window ends with the scoped key: announced ahead, then closed (resumable with a fresh key).
+        clearTimeout(this.expiryTimer);
+        session.closing.plan('session_window', credential.expiresAt - Date.now(), true, () => this.expire());
+      }
     };
     if (start.transport?.kind !== 'webrtc') return begin(prepared.build(this.transport));
     // WebRTC: ready waits until the peer is connected, so the greeting is never spoken into a
@@ -182,18 +225,22 @@ export class Connection implements RegisteredSession {
   /** SPEC: expiry also ends a connection still using the key (and the call stays resumable). */
   private armExpiry(expiresAt: number): void {
     const delay = Math.min(Math.max(0, expiresAt - Date.now()), 2 ** 31 - 1);
-    this.expiryTimer = setTimeout(() => this.fail('key_expired', 'the scoped key expired; mint a new one and resume with your resume_token'), delay);
+    this.expiryTimer = setTimeout(() => this.expire(), delay);
   }
 
-  private sendError(code: ErrorCode, detail: string): void {
-    this.frames.sendFrame(errorFrame(code, detail));
+  private expire(): void {
+    this.fail('key_expired', 'the scoped key expired; mint a new one and resume with your resume_token');
+  }
+
+  private sendError(code: ErrorCode, detail: string, extra: { retry_after_ms?: number | undefined; limit?: AccountLimit | undefined } = {}): void {
+    this.frames.sendFrame({ ...errorFrame(code, detail), ...definedOf(extra) });
   }
 
   /** A fatal error: the frame, then the close code documented for it. */
-  private fail(code: WsErrorCode, detail: string): void {
+  private fail(code: WsErrorCode, detail: string, extra: Parameters<Connection['sendError']>[2] = {}): void {
     if (this.ended || this.failing) return;
     this.failing = true;
-    this.sendError(code, detail);
+    this.sendError(code, detail, extra);
     const spec = WS_ERRORS[code];
     const closeCode = 'close' in spec ? spec.close : 1011;
     this.frames.close(closeCode, code);
@@ -221,7 +268,12 @@ export class Connection implements RegisteredSession {
       this.registered = false;
       this.server.sessions.remove(this);
     }
+    this.releaseSlot();
   }
+}
+
+function definedOf<T extends object>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 function toBuffer(data: RawData): Buffer {

@@ -9,17 +9,20 @@ import type { StartFrame } from '../../session/protocol/start.ts';
 import { checkToolChoice, validateTools } from '../../session/protocol/tools.ts';
 import type { Credential } from '../keys/credentials.ts';
 import { authenticateStart, type HandshakeAuth } from './authenticate.ts';
+import { admitSession, type Refusal } from '../usage/admission.ts';
 
 export interface PreparedSession {
   ok: true;
   credential: Credential;
   settings: SessionSettings;
   resumed: boolean;
+  /** Gives back the account's concurrent-session slot this start holds (once; the connection calls it when it ends). */
+  release(): void;
   /** Builds the session on its transport; `media` overrides the pipeline's formats (WebRTC). */
   build(transport: Transport, media?: SessionDeps['media']): Session;
 }
 
-export type PrepareResult = PreparedSession | { ok: false; code: WsErrorCode; detail: string };
+export type PrepareResult = PreparedSession | { ok: false; code: WsErrorCode; detail: string; retryAfterMs?: number; limit?: Refusal['limit'] };
 
 /**
  * Everything between a valid start frame and a live Session: feature checks, authentication,
@@ -34,11 +37,29 @@ export async function prepareSession(server: ServerContext, handshake: Handshake
   const auth = authenticateStart(server, handshake, start.api_key, start.session_id);
   if (!auth.ok) return { ok: false, code: 'unauthorized', detail: auth.detail };
   if (mode.voice !== undefined && !server.voices.find(mode.voice)) return { ok: false, code: 'invalid_start_frame', detail: `mode.voice: unknown voice "${mode.voice}"` };
+  const admitted = await admitSession(server.usage, auth.credential.account, server.log);
+  if (!admitted.ok) return admitted;
+  // Checked before anything is taken: a refused start leaves a resume token as it was.
+  const prepared = await prepareAdmitted(server, start, auth.credential, tools, admitted.release);
+  if (!prepared.ok) admitted.release();
+  return prepared;
+}
+
+/** The rest of a start once the account may open a session: resume, settings, features, dependencies. */
+async function prepareAdmitted(
+  server: ServerContext,
+  start: StartFrame,
+  credential: Credential,
+  tools: ReturnType<typeof validateTools> | undefined,
+  release: () => void,
+): Promise<PrepareResult> {
+  const { config } = server;
+  const mode = start.mode;
 
   let restored: SessionSnapshot | undefined;
   if (start.resume_token !== undefined) {
     const taken = await server.stash.take(start.resume_token);
-    if (taken && (taken.entry.account !== auth.credential.account || taken.entry.sessionId !== start.session_id)) {
+    if (taken && (taken.entry.account !== credential.account || taken.entry.sessionId !== start.session_id)) {
       // Not this caller's conversation: refuse, and leave it for its owner.
       await server.stash.put(start.resume_token, taken.entry, Math.max(1, taken.expiresAt - Date.now()));
       return { ok: false, code: 'resume_failed', detail: 'resume token belongs to another account or session; start again without it' };
@@ -64,7 +85,7 @@ export async function prepareSession(server: ServerContext, handshake: Handshake
     ...(media ? { media } : {}),
     llm: server.llm,
     voices: server.voices,
-    log: server.log.child({ session_id: start.session_id, account: auth.credential.account }),
+    log: server.log.child({ session_id: start.session_id, account: credential.account }),
     ...(server.search ? { search: server.search } : {}),
     tools: {
       defaultTimeoutMs: config.TOOL_TIMEOUT_MS,
@@ -76,10 +97,11 @@ export async function prepareSession(server: ServerContext, handshake: Handshake
     endCallGraceMs: config.END_CALL_GRACE_MS,
     signOff: config.WRAP_UP_SIGN_OFF,
     ...(settings.modality === 'voice' && server.voice.ok ? { voice: server.voice } : {}),
+    ...server.usage.sessionDeps(credential.account, start.session_id),
   };
   const session = new Session(start.session_id, settings, deps);
   if (restored) session.restore(restored);
   return session;
   };
-  return { ok: true, credential: auth.credential, settings, resumed: restored !== undefined, build };
+  return { ok: true, credential: credential, settings, resumed: restored !== undefined, release, build };
 }

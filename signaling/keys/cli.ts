@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { InvalidAccountError, KeyStore } from './key-store.ts';
+import { ACCOUNT_COMMANDS, ACCOUNT_USAGE, AccountUsageError, runAccountCommand } from '../usage/cli/account-commands.ts';
 
 export type CliOut = { stdout(s: string): void; stderr(s: string): void };
 
@@ -11,10 +12,26 @@ commands:
   create --account NAME   create a persistent key (ck_...); it is printed once, on the last line
   list                    list keys (ids, accounts, dates; never the keys)
   revoke ID               revoke a key; scoped keys already issued from it stay valid until expiry
-
+${ACCOUNT_USAGE}
 environment:
   DATA_DIR                where keys.sqlite3 lives (default ./data)
 `;
+
+/** Every command: the key commands below, and the account commands (usage, credit, limits). */
+export async function runCli(argv: string[], env: { DATA_DIR?: string }, out: CliOut): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || !ACCOUNT_COMMANDS.has(command) || rest.includes('--help') || rest.includes('-h')) return runKeysCli(argv, env, out);
+  try {
+    return await runAccountCommand(command, rest, env, out);
+  } catch (err) {
+    if (err instanceof AccountUsageError || err instanceof InvalidAccountError) {
+      out.stderr(`keys: ${err.message}\n`);
+      return 2;
+    }
+    out.stderr(`keys: error: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
 
 /** A user mistake: reported as one line on stderr, never with a stack trace. */
 class UsageError extends Error {}
@@ -110,7 +127,7 @@ function isMain(): boolean {
 }
 
 if (isMain()) {
-  process.exitCode = runKeysCli(process.argv.slice(2), process.env, {
+  process.exitCode = await runCli(process.argv.slice(2), process.env, {
     stdout: (s) => process.stdout.write(s),
     stderr: (s) => process.stderr.write(s),
   });

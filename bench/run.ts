@@ -21,6 +21,7 @@ const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./resume.ts'),
   () => import('./interactions.ts'),
   () => import('./voices.ts'),
+  () => import('./metering.ts'),
 ];
 
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));

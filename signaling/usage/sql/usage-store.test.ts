@@ -23,7 +23,11 @@ function entry(account: string, sessionId: string, at: string, usage: Partial<Us
   return { id: `use_t:${n}`, account, sessionId, turnId, at, usage: { ...ZERO, ...usage }, units };
 }
 
-const engines = [{ name: 'sqlite', open: (dir: string) => openUsageStore(dir) }];
+/** SQLite with its own write path, and with the portable one PostgreSQL takes. */
+const engines = [
+  { name: 'sqlite', open: (dir: string) => openUsageStore(dir) },
+  { name: 'sqlite, portable writes', open: (dir: string) => openUsageStore(dir, { portableWrites: true }) },
+];
 
 describe.each(engines)('usage store on $name', (engine) => {
   const dirs: string[] = [];

@@ -25,7 +25,8 @@ const Prices = z
       return z.NEVER;
     }
   })
-  .pipe(z.record(z.enum(METERS, { error: `keys must be meters: ${METERS.join(', ')}` }), z.number().min(0).max(1e9)))
+  .pipe(z.record(z.string(), z.number().min(0).max(1e9)))
+  .refine((prices) => Object.keys(prices).every((key) => (METERS as readonly string[]).includes(key)), `keys must be meters: ${METERS.join(', ')}`)
   .transform((prices) => prices as Partial<Record<Meter, number>>);
 
 export const ConfigSchema = z.object({

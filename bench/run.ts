@@ -20,6 +20,7 @@ const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./webrtc.ts'),
   () => import('./resume.ts'),
   () => import('./interactions.ts'),
+  () => import('./turn-taking.ts'),
   () => import('./voices.ts'),
   () => import('./metering.ts'),
 ];

@@ -1,4 +1,4 @@
-import type { VoiceActivityDetector } from '../media/vad.ts';
+import type { VadFactory } from '../media/vad.ts';
 import type { OutputEncoding } from '../media/pcm.ts';
 import type { ClientFrame } from './protocol/client.ts';
 import type { SpeechToText } from './providers/asr.ts';
@@ -11,6 +11,7 @@ import type { Transport } from './transport.ts';
 import type { Prices, UsageSink } from './usage/usage-meter.ts';
 import type { DeadlineSettings } from './closing/session-deadlines.ts';
 import type { CreditSettings } from './usage/credit-watch.ts';
+import type { BargeInPolicy } from './voice/barge-in.ts';
 
 export interface SessionLog {
   info(obj: object, msg: string): void;
@@ -28,7 +29,7 @@ export interface SessionDeps {
   endCallGraceMs: number;
   signOff: string;
   /** Voice sessions only. */
-  voice?: { tts: TextToSpeech; stt: SpeechToText; createVad(): VoiceActivityDetector };
+  voice?: { tts: TextToSpeech; stt: SpeechToText; vad: VadFactory; bargeIn?: BargeInPolicy };
   /** The pipeline's own formats when the transport is not the wire format (WebRTC: 48 kHz PCM16 both ways). */
   media?: { inputRate: number; outputRate: number; encoding: OutputEncoding };
   /** Where each turn's usage goes (the ledger) and how it is priced; without it usage is only on `done`. */

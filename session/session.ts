@@ -16,7 +16,6 @@ import { ToolDesk } from './tools/tool-desk.ts';
 import type { TurnRecord, TurnRunner } from './turn-runner.ts';
 import { meteredModel, meteredSpeechToText } from './usage/metered-providers.ts';
 import { SessionAccounting } from './usage/session-accounting.ts';
-import type { UsageMeter } from './usage/usage-meter.ts';
 import type { SpeechOutput } from './voice/speech-output.ts';
 import type { VoiceController, VoiceHost } from './voice/voice-controller.ts';
 import { openVoiceSide } from './voice/voice-side.ts';
@@ -40,9 +39,6 @@ export class Session implements VoiceHost {
   private readonly ending: EndOfCall;
   private readonly injection: ContextInjection;
   private readonly routed: RoutedParts;
-  /** Uplink audio seconds per byte (PCM16 at audio.sr) and per sample (the pipeline's input rate). */
-  private readonly inSecondsPerByte: number;
-  private readonly inSecondsPerSample: number;
   private ambienceActive = false;
   private greeted = false;
   private closed = false;
@@ -55,21 +51,19 @@ export class Session implements VoiceHost {
     this.history = new ConversationHistory(settings.instructions);
     this.log = deps.log;
     const send = (frame: ServerFrame): void => this.send(frame);
-    this.accounting = new SessionAccounting(deps, {
+    this.accounting = new SessionAccounting(deps, settings.audio?.sr, {
       send,
       synthesizedChars: () => this.speech?.synthesizedChars ?? 0,
       wrapUp: () => this.ending.wrapUp(),
       wrappingUp: () => this.ending.wrappingUp,
     });
-    const sr = settings.audio?.sr ?? 16_000;
-    this.inSecondsPerByte = 1 / (2 * sr);
-    this.inSecondsPerSample = 1 / (deps.media?.inputRate ?? sr);
+    const meter = this.accounting.meter;
     this.desk = new ToolDesk(
       {
         settings,
         history: this.history,
         // The desk's only model calls are think_deeply's, metered apart.
-        llm: meteredModel(deps.llm, this.meter, 'think'),
+        llm: meteredModel(deps.llm, meter, 'think'),
         search: deps.search,
         send,
         floorFree: () => !this.replying && !this.voice?.input.speaking && !this.ending.wrappingUp && !this.closed,
@@ -82,7 +76,7 @@ export class Session implements VoiceHost {
       },
       deps.tools,
     );
-    const metered = deps.voice ? { ...deps, voice: { ...deps.voice, stt: meteredSpeechToText(deps.voice.stt, this.meter) } } : deps;
+    const metered = deps.voice ? { ...deps, voice: { ...deps.voice, stt: meteredSpeechToText(deps.voice.stt, meter) } } : deps;
     const voiceSide = openVoiceSide(this, settings, metered, () => !this.closed);
     this.speech = voiceSide?.speech;
     this.voice = voiceSide?.voice;
@@ -94,7 +88,7 @@ export class Session implements VoiceHost {
       speech: this.speech,
       desk: this.desk,
       log: deps.log,
-      meter: this.meter,
+      meter,
       stopped: (record, seq) => this.voice?.noteInterrupted(record, seq),
       finished: (record) => this.afterTurn(record),
     });
@@ -126,10 +120,6 @@ export class Session implements VoiceHost {
 
   get ambience(): boolean {
     return this.ambienceActive;
-  }
-
-  get meter(): UsageMeter {
-    return this.accounting.meter;
   }
 
   /** Every close the server plans, announced ahead (session_closing_soon). */
@@ -168,14 +158,14 @@ export class Session implements VoiceHost {
       return this.error('modality_mismatch', 'binary audio is not accepted in a text session');
     }
     if (!this.voice) return;
-    this.meter.audioIn(pcm.byteLength * this.inSecondsPerByte);
+    this.accounting.uplinkBytes(pcm.byteLength);
     this.voice.input.pushBytes(pcm);
   }
 
   /** Decoded uplink PCM at the pipeline's input rate (WebRTC). */
   handlePcm(samples: Int16Array): void {
     if (this.closed || !this.voice) return;
-    this.meter.audioIn(samples.length * this.inSecondsPerSample);
+    this.accounting.uplinkSamples(samples.length);
     this.voice.input.pushSamples(samples);
   }
 
@@ -202,7 +192,16 @@ export class Session implements VoiceHost {
   }
 
   playbackHeard(turnId: string, heardMs: number): void {
-    this.meter.heard(turnId, heardMs);
+    this.accounting.meter.heard(turnId, heardMs);
+  }
+
+  /** Sound during the reply: its audio pauses until the sound is judged (voice/barge-in.ts). */
+  pauseReply(): boolean {
+    return this.replying && this.speech?.pause() === true;
+  }
+
+  resumeReply(): void {
+    this.speech?.resume();
   }
 
   /** Barge-in: real user speech took the floor from the reply in flight. */

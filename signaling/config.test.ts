@@ -60,6 +60,20 @@ describe('loadConfig', () => {
     expect(rejection({ WEBRTC_MEDIA_WORKERS: 'many' }).message).toContain('WEBRTC_MEDIA_WORKERS');
   });
 
+  it('turn-taking: Silero by default, speech_or_words confirmation, lists lower-cased and de-duplicated, bad values refused', () => {
+    const config = loadConfig({});
+    expect(config.VAD_PROVIDER).toBe('silero');
+    expect(config.BARGE_IN_CONFIRM).toBe('speech_or_words');
+    expect(config.BARGE_IN_SPEECH_MS).toBe(700);
+    expect(config.BARGE_IN_MAX_PAUSE_MS).toBe(1500);
+    expect(config.BACKCHANNELS).toContain('mm-hm');
+    expect(loadConfig({ BACKCHANNELS: 'Yeah, OK ,yeah,,i see' }).BACKCHANNELS).toEqual(['yeah', 'ok', 'i see']);
+    expect(loadConfig({ VAD_PROVIDER: 'webrtc', BARGE_IN_CONFIRM: 'immediate' })).toMatchObject({ VAD_PROVIDER: 'webrtc', BARGE_IN_CONFIRM: 'immediate' });
+    expect(rejection({ VAD_PROVIDER: 'cobra' }).message).toContain('VAD_PROVIDER');
+    expect(rejection({ BARGE_IN_CONFIRM: 'always' }).message).toContain('BARGE_IN_CONFIRM');
+    expect(rejection({ BARGE_IN_SPEECH_MS: '50' }).message).toContain('BARGE_IN_SPEECH_MS');
+  });
+
   it('WEBRTC_MEDIA_WORKER_NICE: −10 by default, −20 … 19 accepted, anything else refused', () => {
     expect(loadConfig({}).WEBRTC_MEDIA_WORKER_NICE).toBe(-10);
     expect(loadConfig({ WEBRTC_MEDIA_WORKER_NICE: '0' }).WEBRTC_MEDIA_WORKER_NICE).toBe(0);

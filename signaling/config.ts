@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { METERS, type Meter } from '../session/protocol/usage.ts';
+import { DEFAULT_BARGE_IN } from '../session/voice/barge-in.ts';
 
 /**
  * Every setting the server reads, validated once at start. A bad value stops the start with a
@@ -28,6 +29,12 @@ const Prices = z
   .pipe(z.record(z.string(), z.number().min(0).max(1e9)))
   .refine((prices) => Object.keys(prices).every((key) => (METERS as readonly string[]).includes(key)), `keys must be meters: ${METERS.join(', ')}`)
   .transform((prices) => prices as Partial<Record<Meter, number>>);
+/** A comma-separated list of lower-case words or phrases, duplicates dropped. */
+const wordList = (defaults: readonly string[]) =>
+  z
+    .string()
+    .default(defaults.join(','))
+    .transform((list) => [...new Set(list.split(',').map((v) => v.trim().toLowerCase()).filter(Boolean))]);
 
 export const ConfigSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -93,8 +100,24 @@ export const ConfigSchema = z.object({
     .transform((list) => [...new Set(list.split(',').map((v) => v.trim()).filter(Boolean))])
     .refine((voices) => voices.length > 0, 'must list at least one voice'),
 
-  /** WebRTC VAD aggressiveness 0..3: higher calls more borderline audio non-speech. */
+  /** Voice-activity detector: Silero (neural, ignores tones and most noise) or WebRTC's fvad. */
+  VAD_PROVIDER: z.enum(['silero', 'webrtc']).default('silero'),
+  /** WebRTC VAD aggressiveness 0..3 (VAD_PROVIDER=webrtc): higher calls more borderline audio non-speech. */
   VAD_AGGRESSIVENESS: z.coerce.number().int().min(0).max(3).default(3),
+  /**
+   * What confirms sound during a reply as a real interruption (the downlink pauses at once
+   * either way): `speech` (BARGE_IN_SPEECH_MS of voiced speech), `words` (recognised words not
+   * all backchannels), `speech_or_words`, or `immediate` (the old rule: 100 ms of speech stops
+   * the reply, no pause and no resume).
+   */
+  BARGE_IN_CONFIRM: z.enum(['speech', 'words', 'speech_or_words', 'immediate']).default(DEFAULT_BARGE_IN.confirm),
+  BARGE_IN_SPEECH_MS: z.coerce.number().int().min(100).max(5000).default(DEFAULT_BARGE_IN.sustainedSpeechMs),
+  /** A pause no rule confirmed within this time resumes the reply. */
+  BARGE_IN_MAX_PAUSE_MS: z.coerce.number().int().min(200).max(10000).default(DEFAULT_BARGE_IN.maxPauseMs),
+  /** Comma-separated words and phrases that never take the floor while the assistant speaks. */
+  BACKCHANNELS: wordList(DEFAULT_BARGE_IN.backchannels),
+  /** Comma-separated single words that confirm an interruption on their own ("stop", "wait"). */
+  BARGE_IN_WORDS: wordList(DEFAULT_BARGE_IN.interruptionWords),
   TTS_WORKERS: z.coerce.number().int().min(1).max(16).default(1),
   /** Recognisers (threads with a decoder loaded) always kept, so an utterance never waits for a model load. */
   ASR_WARM_PROCESSES: z.coerce.number().int().min(1).max(32).default(2),

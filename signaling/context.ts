@@ -6,7 +6,8 @@ import type { VoiceCatalog } from '../session/providers/voices.ts';
 import type { SessionRegistry } from './session-registry.ts';
 import type { SpeechToText } from '../session/providers/asr.ts';
 import type { TextToSpeech } from '../session/providers/tts.ts';
-import type { VoiceActivityDetector } from '../media/vad.ts';
+import type { VadFactory } from '../media/vad.ts';
+import type { BargeInPolicy } from '../session/voice/barge-in.ts';
 import type { WebSearch } from '../session/providers/search.ts';
 import type { ResumeStash } from '../session/resume/resume-stash.ts';
 import type { OneShotStore } from './one-shot-store.ts';
@@ -14,7 +15,7 @@ import type { ServerUsage } from './usage/server-usage.ts';
 
 /** The voice pipeline's providers, or why voice sessions cannot run here. */
 export type VoiceProviders =
-  | { ok: true; tts: TextToSpeech; stt: SpeechToText; createVad(): VoiceActivityDetector }
+  | { ok: true; tts: TextToSpeech; stt: SpeechToText; vad: VadFactory; bargeIn: BargeInPolicy }
   | { ok: false; reason: string };
 
 /** What the HTTP routes and the WebSocket layer share; built once in server.ts. */

@@ -98,6 +98,12 @@ function run(command: WorkerCommand): void {
     case 'discard':
       peers.get(command.id)?.discardQueued();
       return;
+    case 'pause':
+      peers.get(command.id)?.pauseQueued();
+      return;
+    case 'resume':
+      peers.get(command.id)?.resumeQueued();
+      return;
     case 'lateness':
       post({ t: 'lateness', summary: sharedPacerClock.lateness.summary(), gc: gc.summary() });
       if (command.reset) {

@@ -27,8 +27,13 @@ export class SessionAccounting {
   readonly closing: ClosingSchedule;
   private readonly deadlines: SessionDeadlines;
   private readonly credit: CreditWatch | undefined;
+  /** Uplink audio seconds per byte (PCM16 at audio.sr) and per sample (the pipeline's input rate). */
+  private readonly secondsPerByte: number;
+  private readonly secondsPerSample: number;
 
-  constructor(deps: Pick<SessionDeps, 'usage' | 'closing' | 'credit' | 'transport' | 'log'>, hooks: AccountingHooks) {
+  constructor(deps: Pick<SessionDeps, 'usage' | 'closing' | 'credit' | 'transport' | 'log' | 'media'>, uplinkRate: number | undefined, hooks: AccountingHooks) {
+    this.secondsPerByte = 1 / (2 * (uplinkRate ?? 16_000));
+    this.secondsPerSample = 1 / (deps.media?.inputRate ?? uplinkRate ?? 16_000);
     this.meter = new UsageMeter(deps.usage?.prices ?? {}, deps.usage?.sink, hooks.synthesizedChars);
     this.closing = new ClosingSchedule({ send: hooks.send, log: deps.log }, deps.closing?.noticeMs ?? DEFAULT_NOTICE_MS);
     this.deadlines = new SessionDeadlines(this.closing, deps.closing ?? {}, {
@@ -46,6 +51,16 @@ export class SessionAccounting {
           deps.transport.close(WS_ERRORS.credit_exhausted.close, 'credit_exhausted');
         },
       });
+  }
+
+  /** Uplink audio from the wire (PCM16 at audio.sr). */
+  uplinkBytes(bytes: number): void {
+    this.meter.audioIn(bytes * this.secondsPerByte);
+  }
+
+  /** Uplink audio already decoded at the pipeline's input rate (WebRTC). */
+  uplinkSamples(samples: number): void {
+    this.meter.audioIn(samples * this.secondsPerSample);
   }
 
   /** The session began; `openedAt` (epoch ms) is the conversation's first start. */

@@ -10,7 +10,7 @@ import type { SessionDeps } from '../session/session-deps.ts';
 import { ModelTokens } from '../session/usage/model-tokens.ts';
 import { UsageMeter, type UsageEntry } from '../session/usage/usage-meter.ts';
 import { LedgerWriter } from '../signaling/usage/ledger-writer.ts';
-import { openUsageStore } from '../signaling/usage/usage-store.ts';
+import { openUsageStore } from '../signaling/testing/usage-store.ts';
 import { median, progress, round } from './lib/stats.ts';
 import type { Row } from './types.ts';
 
@@ -190,7 +190,7 @@ async function ledgerRows(): Promise<Row[]> {
   ];
   for (const c of cases) {
     const dir = mkdtempSync(join(tmpdir(), 'parley-bench-ledger-'));
-    const store = await openUsageStore(dir, { portableWrites: c.portable });
+    const store = await openUsageStore({ DATA_DIR: dir }, { portable: c.portable });
     const writer = new LedgerWriter(store.ledger, { warn: () => undefined, info: () => undefined, error: () => undefined });
     await store.book.setCredit('bench', 1e9);
     const meter = new UsageMeter({ session_s: 1 }, { record: (entry) => writer.record({ ...entry, account: 'bench', sessionId: 'bench' }) });

@@ -28,6 +28,8 @@ export interface SessionDeps {
   tools: ToolDeskOptions;
   endCallGraceMs: number;
   signOff: string;
+  /** Characters of conversation kept for the model (history-budget.ts; default 100,000). */
+  historyMaxChars?: number;
   /** Voice sessions only. */
   voice?: { tts: TextToSpeech; stt: SpeechToText; vad: VadFactory; bargeIn?: BargeInPolicy };
   /** The pipeline's own formats when the transport is not the wire format (WebRTC: 48 kHz PCM16 both ways). */
@@ -38,6 +40,8 @@ export interface SessionDeps {
   closing?: DeadlineSettings & { noticeMs: number };
   /** The account has a credit balance: warn when it runs low, close when it runs out. */
   credit?: CreditSettings;
+  /** Called after every reply ends (its done sent): the moment to write the conversation through. */
+  onTurnEnd?(): void;
 }
 
 /** Frames the session core handles; start is the connection's business. */

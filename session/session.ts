@@ -20,6 +20,9 @@ import type { SpeechOutput } from './voice/speech-output.ts';
 import type { VoiceController, VoiceHost } from './voice/voice-controller.ts';
 import { openVoiceSide } from './voice/voice-side.ts';
 
+/** How long a drop waits for the reply in flight to stop before the snapshot is taken anyway. */
+const DETACH_SETTLE_MS = 1000;
+
 /**
  * One conversation, transport-agnostic: it receives validated frames and audio, and sends typed
  * frames through its Transport. The parts: the Floor (one reply at a time), the ToolDesk, the
@@ -42,13 +45,15 @@ export class Session implements VoiceHost {
   private ambienceActive = false;
   private greeted = false;
   private closed = false;
+  /** Between a drop and the snapshot: no new reply may start. */
+  private detaching = false;
 
   constructor(
     readonly sessionId: string,
     readonly settings: SessionSettings,
     private readonly deps: SessionDeps,
   ) {
-    this.history = new ConversationHistory(settings.instructions);
+    this.history = new ConversationHistory(settings.instructions, deps.historyMaxChars);
     this.log = deps.log;
     const send = (frame: ServerFrame): void => this.send(frame);
     this.accounting = new SessionAccounting(deps, settings.audio?.sr, {
@@ -66,11 +71,11 @@ export class Session implements VoiceHost {
         llm: meteredModel(deps.llm, meter, 'think'),
         search: deps.search,
         send,
-        floorFree: () => !this.replying && !this.voice?.input.speaking && !this.ending.wrappingUp && !this.closed,
+        floorFree: () => !this.replying && !this.voice?.input.speaking && !this.ending.wrappingUp && !this.closed && !this.detaching,
         narrate: (instruction, beforeDone) => this.floor.narrate(instruction, beforeDone),
         yieldFor: (callId) => this.yieldFor(callId),
         replyNow: (instruction) => {
-          if (!this.replying) this.floor.start({ turnId: newTurnId(), extraInstructions: instruction });
+          if (!this.replying && !this.detaching) this.floor.start({ turnId: newTurnId(), extraInstructions: instruction });
         },
         log: deps.log,
       },
@@ -232,13 +237,27 @@ export class Session implements VoiceHost {
 
   /**
    * The connection dropped: stop the reply in flight (its delivered part stays in the history),
-   * then capture what a resume needs, then close.
+   * let its tool round record the results that had arrived, then capture what a resume needs,
+   * then close. Waiting is bounded, for a provider that does not stop when asked.
    */
-  detach(): SessionSnapshot {
-    this.floor.halt();
-    const snapshot = { ...captureSnapshot(this.resumable(), this.greeted), openedAt: this.openedAt };
+  async detach(settleBoundMs = DETACH_SETTLE_MS): Promise<SessionSnapshot> {
+    this.detaching = true;
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([this.floor.halt(), new Promise<void>((resolve) => (bound = setTimeout(resolve, settleBoundMs)))]);
+    clearTimeout(bound);
+    const snapshot = this.snapshot();
     this.close();
     return snapshot;
+  }
+
+  /** What a resume needs, as plain data, taken without stopping anything. */
+  snapshot(): SessionSnapshot {
+    return { ...captureSnapshot(this.resumable(), this.greeted), openedAt: this.openedAt };
+  }
+
+  /** The same without copies, to be serialized at once (write-through at every turn end). */
+  view(): SessionSnapshot {
+    return { ...captureSnapshot(this.resumable(), this.greeted, false), openedAt: this.openedAt };
   }
 
   /** The transport is gone; stop work in flight. */
@@ -284,8 +303,9 @@ export class Session implements VoiceHost {
   }
 
   private afterTurn(record: TurnRecord): void {
-    if (this.closed) return;
+    if (this.closed || this.detaching) return;
     this.accounting.turnEnded();
+    this.deps.onTurnEnd?.();
     if (record.farewell !== undefined) return this.ending.agentEnded(record.farewell);
     if (this.ending.wrappingUp) return;
     // The floor may be free: deliver waiting interaction asks, then background-job voiceovers.

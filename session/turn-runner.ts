@@ -1,3 +1,4 @@
+import { nestsTooDeep } from './protocol/bounded-json.ts';
 import { errorFrame, type SessionErrorCode } from './protocol/errors.ts';
 import type { ServerFrame } from './protocol/server.ts';
 import type { ConversationHistory, HistorySlot } from './history.ts';
@@ -91,6 +92,9 @@ export class TurnRunner {
   private tokens: ModelTokens | undefined;
   private resolveDone!: (record: TurnRecord) => void;
   readonly done: Promise<TurnRecord> = new Promise((resolve) => (this.resolveDone = resolve));
+  private resolveSettled!: () => void;
+  /** Its work has stopped (after `done`): an interrupted tool round's results are recorded. */
+  readonly settled: Promise<void> = new Promise((resolve) => (this.resolveSettled = resolve));
 
   constructor(
     private readonly ctx: TurnContext,
@@ -156,6 +160,8 @@ export class TurnRunner {
       this.finish('completed');
     } catch (error) {
       this.fail('model_error', error);
+    } finally {
+      this.resolveSettled();
     }
   }
 
@@ -195,6 +201,8 @@ export class TurnRunner {
           tokens.note(event);
           if (this.finished) return;
           if (event.type === 'text') this.emitText(event.delta);
+          // A call nested past the JSON bound could not be copied into the resume stash: dropped.
+          else if (event.type === 'tool_call' && nestsTooDeep(event.call.args)) this.ctx.log.warn({ turn_id: this.turnId, tool: event.call.name }, 'dropped a tool call nested too deeply');
           else if (event.type === 'tool_call') {
             calls.push({ ...event.call, id: this.ctx.claimCallId(event.call.id) });
             this.ctx.meter.toolCalls(1);

@@ -27,6 +27,7 @@ describe('loadConfig', () => {
     expect(config.MAX_FRAME_BYTES).toBeGreaterThan(0);
     expect(config.RESUME_TTL_S).toBe(150);
     expect(config.TRUST_PROXY).toBe(false);
+    expect(config.DEV_ROUTES).toBe('off');
   });
 
   it('usage: prices default to one unit a session second, notices and warnings on, every limit off', () => {
@@ -82,6 +83,16 @@ describe('loadConfig', () => {
     expect(rejection({ WEBRTC_MEDIA_WORKER_NICE: 'high' }).message).toContain('WEBRTC_MEDIA_WORKER_NICE');
   });
 
+  it('DATABASE_URL and REDIS_URL: unset by default (SQLite and memory); only their own schemes accepted', () => {
+    const config = loadConfig({});
+    expect([config.DATABASE_URL, config.REDIS_URL, config.REDIS_KEY_PREFIX, config.SESSION_LEASE_MS]).toEqual([undefined, undefined, 'parley:', 15_000]);
+    const shared = loadConfig({ DATABASE_URL: 'postgresql://u:p@db:5432/parley', REDIS_URL: 'rediss://cache:6380/2', REDIS_KEY_PREFIX: 'prod:' });
+    expect([shared.DATABASE_URL, shared.REDIS_URL, shared.REDIS_KEY_PREFIX]).toEqual(['postgresql://u:p@db:5432/parley', 'rediss://cache:6380/2', 'prod:']);
+    expect(rejection({ DATABASE_URL: 'mysql://db/parley' }).message).toMatch(/DATABASE_URL: must be a postgres/);
+    expect(rejection({ REDIS_URL: 'http://cache' }).message).toMatch(/REDIS_URL: must be a redis/);
+    expect(rejection({ SESSION_LEASE_MS: '10' }).message).toContain('SESSION_LEASE_MS');
+  });
+
   it('treats empty variables as unset', () => {
     const config = loadConfig({ PORT: '', HOST: '', MAX_SESSIONS: '' });
     expect(config.PORT).toBe(8080);
@@ -120,6 +131,26 @@ describe('loadConfig', () => {
     const error = rejection({ LLM_PROVIDER: 'openai' });
     expect(error.message).toContain('LLM_BASE_URL');
     expect(loadConfig({ LLM_PROVIDER: 'openai', LLM_BASE_URL: 'http://127.0.0.1:1234/v1' }).LLM_BASE_URL).toBe('http://127.0.0.1:1234/v1');
+  });
+
+  it('ALLOWED_ORIGINS: unset means any origin; a list is normalised (case, trailing slash); a non-origin is refused', () => {
+    expect(loadConfig({}).ALLOWED_ORIGINS).toBeUndefined();
+    expect([...loadConfig({ ALLOWED_ORIGINS: 'https://App.example.org/, http://localhost:3000' }).ALLOWED_ORIGINS!]).toEqual(['https://app.example.org', 'http://localhost:3000']);
+    expect(rejection({ ALLOWED_ORIGINS: 'app.example.org' }).message).toContain('ALLOWED_ORIGINS');
+    expect(rejection({ ALLOWED_ORIGINS: 'https://a.example/path' }).message).toContain('ALLOWED_ORIGINS');
+  });
+
+  it('hardening limits: documented defaults, bad values refused', () => {
+    const config = loadConfig({});
+    expect(config.HISTORY_MAX_CHARS).toBe(100_000);
+    expect(config.AUTH_FAILURES_PER_ADDRESS).toBe(20);
+    expect(config.AUTH_FAILURE_WINDOW_S).toBe(60);
+    expect(config.RESUME_FAILURES_PER_CONNECTION).toBe(5);
+    expect(config.REPORTS_MAX_BYTES).toBe(10 * 1024 * 1024);
+    for (const name of ['HISTORY_MAX_CHARS', 'AUTH_FAILURES_PER_ADDRESS', 'AUTH_FAILURE_WINDOW_S', 'RESUME_FAILURES_PER_CONNECTION', 'REPORTS_MAX_BYTES']) {
+      expect(rejection({ [name]: '0' }).message).toContain(name);
+    }
+    expect(rejection({ HISTORY_MAX_CHARS: '100' }).message).toContain('HISTORY_MAX_CHARS');
   });
 
   it('names every bad variable at once', () => {

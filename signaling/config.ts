@@ -40,14 +40,24 @@ export const ConfigSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port.default(8080),
   DATA_DIR: z.string().min(1).default('./data'),
+  /** Feedback or client-error reports kept per file before it is rotated to `<file>.1`. */
+  REPORTS_MAX_BYTES: z.coerce.number().int().min(65536).default(10 * 1024 * 1024),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   SCOPED_KEY_TTL_S: positiveInt.default(7800),
   SCOPED_KEY_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
-  /** auto: the dev key route is on only while HOST is a loopback address. */
-  DEV_ROUTES: z.enum(['auto', 'on', 'off']).default('auto'),
+  /**
+   * POST /dev/session-key for the demo page: off unless asked for (on; or auto, meaning on while
+   * HOST is a loopback address). Even when on it answers loopback pages only.
+   */
+  DEV_ROUTES: z.enum(['auto', 'on', 'off']).default('off'),
 
   MAX_SESSIONS: positiveInt.default(1000),
+  /** Failed key checks and resume attempts one address may make per AUTH_FAILURE_WINDOW_S. */
+  AUTH_FAILURES_PER_ADDRESS: positiveInt.default(20),
+  AUTH_FAILURE_WINDOW_S: positiveInt.default(60),
+  /** Failed resume attempts on one socket before it is closed. */
+  RESUME_FAILURES_PER_CONNECTION: positiveInt.default(5),
   MAX_FRAME_BYTES: positiveInt.default(262144),
   START_TIMEOUT_MS: positiveInt.default(10000),
   HEARTBEAT_INTERVAL_MS: positiveInt.default(15000),
@@ -58,6 +68,11 @@ export const ConfigSchema = z.object({
   /** Unsent bytes past which a client counts as behind; behind for SLOW_CONSUMER_MS, it is closed. */
   SEND_BACKLOG_LIMIT_BYTES: positiveInt.default(1048576),
   SLOW_CONSUMER_MS: positiveInt.default(5000),
+  /**
+   * Characters of conversation a session keeps for the model; past it the oldest messages are
+   * dropped (one note says so), so a model request never outgrows instructions + this.
+   */
+  HISTORY_MAX_CHARS: z.coerce.number().int().min(4000).default(100_000),
 
   GREETING: z.string().min(1).max(2000).default('Hello! How can I help you today?'),
   /** flite's kal16: the clearest offline voice by recogniser round trip (bench/voices.ts). */
@@ -190,6 +205,27 @@ export const ConfigSchema = z.object({
   INPUT_TEXT_PER_SECOND: optionalLimit,
   /** Ask OpenAI-compatible models for their token usage (stream_options.include_usage); 0 for servers that refuse it. */
   LLM_STREAM_USAGE: flag.default(true),
+  /**
+   * Comma-separated origins (`https://app.example.org`) whose pages may open /ws; a browser
+   * upgrade from any other Origin is refused with 403. Unset: every origin (as before).
+   */
+  ALLOWED_ORIGINS: z
+    .string()
+    .optional()
+    .transform((list) => (list === undefined ? undefined : new Set(list.split(',').map((o) => o.trim().toLowerCase().replace(/\/+$/, '')).filter(Boolean))))
+    .refine((origins) => origins === undefined || (origins.size > 0 && [...origins].every((o) => /^[a-z][a-z0-9+.-]*:\/\/[^/\s]+$/.test(o))), 'must be a comma-separated list of origins such as https://app.example.org'),
+
+  /**
+   * Several processes, one service. PostgreSQL holds accounts, keys and stored reports (SQLite in
+   * DATA_DIR when unset); Redis holds live state: the resume stash, the live-session registry and
+   * shared counters (this process's memory when unset).
+   */
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' }).optional(),
+  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
+  /** Prefix of every Redis key, so several deployments (or tests) can share one Redis. */
+  REDIS_KEY_PREFIX: z.string().min(1).max(100).default('parley:'),
+  /** A live session's lease in the shared registry: a crashed process's sessions vanish within it. */
+  SESSION_LEASE_MS: z.coerce.number().int().min(300).max(600_000).default(15_000),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -1,9 +1,18 @@
 import { createReadStream } from 'node:fs';
-import { appendFile, mkdir } from 'node:fs/promises';
+import { appendFile, mkdir, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 export type ReportKind = 'feedback' | 'client_error';
+
+/** One stored report: its fields as received (never the key) plus who sent it and when. */
+export interface ReportRecord {
+  id: string;
+  received_at: string;
+  account: string;
+  session_id: string;
+  [field: string]: unknown;
+}
 
 /** What GET /api/v1/feedback asks for: one account's reports, newest first. */
 export interface ReportFilter {
@@ -15,30 +24,53 @@ export interface ReportFilter {
   limit: number;
 }
 
-/**
- * Feedback and client error reports, one JSON object per line under DATA_DIR
- * (feedback.jsonl, client-errors.jsonl): append-only, easy to ship to any log pipeline.
- */
-export class OneShotStore {
-  constructor(private readonly dataDir: string) {}
+/** Listed reports: each with its `kind` and without `account`; `truncated` when more matched than the limit. */
+export interface ReportListing {
+  reports: Array<Record<string, unknown>>;
+  truncated: boolean;
+}
 
-  async append(kind: ReportKind, record: Record<string, unknown>): Promise<void> {
-    await mkdir(this.dataDir, { recursive: true });
-    await appendFile(this.fileOf(kind), `${JSON.stringify(record)}\n`, 'utf8');
+/**
+ * Where feedback and client-error reports go. An append that resolves is stored for good; one
+ * that rejects (StoreUnavailableError) was not stored, and the sender is told so.
+ */
+export interface ReportStore {
+  append(kind: ReportKind, record: ReportRecord): Promise<void>;
+  list(filter: ReportFilter): Promise<ReportListing>;
+}
+
+/**
+ * The embedded default: one JSON object per line under DATA_DIR (feedback.jsonl,
+ * client-errors.jsonl), append-only, easy to ship to any log pipeline. Each file is bounded:
+ * once a report would take it past `maxBytes` it is rotated to `<name>.1` (replacing the
+ * previous one), so the reports of one kind never hold more than twice `maxBytes` on disk.
+ */
+export class JsonLinesReportStore implements ReportStore {
+  /** Appends run one at a time, so a rotation never races another append. */
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly maxBytes: number,
+  ) {}
+
+  append(kind: ReportKind, record: ReportRecord): Promise<void> {
+    const write = this.queue.then(() => this.write(kind, record));
+    this.queue = write.catch(() => undefined);
+    return write;
   }
 
-  /** One account's reports, each with its `kind`, newest first; `truncated` when more matched than `limit`. */
-  async list(filter: ReportFilter): Promise<{ reports: Array<Record<string, unknown>>; truncated: boolean }> {
+  /** Reads the rotated file and the current one (a listing never waits on appends). */
+  async list(filter: ReportFilter): Promise<ReportListing> {
     const kinds: ReportKind[] = filter.kind ? [filter.kind] : ['feedback', 'client_error'];
     const found: Array<Record<string, unknown>> = [];
     for (const kind of kinds) {
-      for await (const record of this.records(kind)) {
-        if (record.account !== filter.account) continue;
-        const at = String(record.received_at ?? '');
-        if ((filter.from !== undefined && at < filter.from) || (filter.to !== undefined && at >= filter.to)) continue;
-        if (filter.sessionId !== undefined && record.session_id !== filter.sessionId) continue;
-        const { account: _account, ...report } = record;
-        found.push({ kind, ...report });
+      for (const file of [`${this.fileOf(kind)}.1`, this.fileOf(kind)]) {
+        for await (const record of records(file)) {
+          if (record.account !== filter.account || !matches(filter, String(record.received_at ?? ''), record.session_id)) continue;
+          const { account: _account, ...report } = record;
+          found.push({ kind, ...report });
+        }
       }
     }
     found.sort((a, b) => String(b.received_at).localeCompare(String(a.received_at)));
@@ -49,21 +81,36 @@ export class OneShotStore {
     return join(this.dataDir, kind === 'feedback' ? 'feedback.jsonl' : 'client-errors.jsonl');
   }
 
-  /** The file's records; a line that is not a JSON object (a torn write) is skipped. */
-  private async *records(kind: ReportKind): AsyncGenerator<Record<string, unknown>> {
-    const input = createReadStream(this.fileOf(kind), { encoding: 'utf8' });
-    const opened = await new Promise<boolean>((resolve) => {
-      input.once('open', () => resolve(true));
-      input.once('error', () => resolve(false));
-    });
-    if (!opened) return;
-    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-      try {
-        const record: unknown = JSON.parse(line);
-        if (typeof record === 'object' && record !== null && !Array.isArray(record)) yield record as Record<string, unknown>;
-      } catch {
-        // skipped
-      }
+  private async write(kind: ReportKind, record: ReportRecord): Promise<void> {
+    await mkdir(this.dataDir, { recursive: true });
+    const file = this.fileOf(kind);
+    const line = `${JSON.stringify(record)}\n`;
+    const size = await stat(file).then((s) => s.size, () => 0);
+    if (size > 0 && size + Buffer.byteLength(line) > this.maxBytes) await rename(file, `${file}.1`);
+    await appendFile(file, line, 'utf8');
+  }
+}
+
+function matches(filter: ReportFilter, receivedAt: string, sessionId: unknown): boolean {
+  if (filter.from !== undefined && receivedAt < filter.from) return false;
+  if (filter.to !== undefined && receivedAt >= filter.to) return false;
+  return filter.sessionId === undefined || sessionId === filter.sessionId;
+}
+
+/** A file's records; a missing file has none, and a line that is not a JSON object (a torn write) is skipped. */
+async function* records(file: string): AsyncGenerator<Record<string, unknown>> {
+  const input = createReadStream(file, { encoding: 'utf8' });
+  const opened = await new Promise<boolean>((resolve) => {
+    input.once('open', () => resolve(true));
+    input.once('error', () => resolve(false));
+  });
+  if (!opened) return;
+  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+    try {
+      const record: unknown = JSON.parse(line);
+      if (typeof record === 'object' && record !== null && !Array.isArray(record)) yield record as Record<string, unknown>;
+    } catch {
+      // skipped
     }
   }
 }

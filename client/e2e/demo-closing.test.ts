@@ -20,7 +20,7 @@ describe.skipIf(!chromiumAvailable())('demo page: closing countdown', { timeout:
 
   it('shows low credit, counts down to the close it announces, and drops what is called off', async () => {
     // The demo's dev key route mints keys for the account `dev`: 5 units, 5 s at 1 unit a second.
-    await demo.server.server.context.usage.book.setCredit('dev', 5);
+    await demo.server.server.context.stores.accounts.setCredit('dev', 5);
     const p = await demo.openDemo();
     await p.click('#connect');
     await waitBanner(p, 'credit low');
@@ -28,7 +28,7 @@ describe.skipIf(!chromiumAvailable())('demo page: closing countdown', { timeout:
     const first = Number(/closing in (\d+) s/.exec((await banner(p)).text)?.[1]);
     expect(first).toBeGreaterThanOrEqual(2);
     expect(first).toBeLessThanOrEqual(3);
-    await demo.server.server.context.usage.book.addCredit('dev', 1000);
+    await demo.server.server.context.stores.accounts.addCredit('dev', 1000);
     await p.waitForFunction(() => (document.querySelector('#closing') as HTMLElement).hidden, { timeout: 5000 });
 
     // 7 s after the start, announced 3 s ahead: the number goes down, then the call ends.

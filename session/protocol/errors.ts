@@ -37,7 +37,12 @@ export const WS_ERRORS = {
   rate_limited: { retryable: true, close: 4429 },
   /** The account's credit ran out: at start, or after session_closing_soon (resumable after a top-up). */
   credit_exhausted: { retryable: false, close: 4402 },
+  too_many_attempts: { retryable: true, close: 4429 },
   internal_error: { retryable: true, close: 1011 },
+  /** A shared store (PostgreSQL, Redis) cannot answer: a persistent key, a resume token or a report waits for it. */
+  store_unavailable: { retryable: true, close: 1013 },
+  /** This conversation's resume token was used by another connection, which now holds the conversation. */
+  resumed_elsewhere: { retryable: false, close: 4409 },
 } as const satisfies Record<string, ErrorSpec>;
 
 /** Codes the session core emits while the connection stays open. */
@@ -65,13 +70,16 @@ export const HTTP_ERRORS = {
   invalid_request: 400,
   invalid_parameter: 400,
   unauthorized: 401,
+  forbidden_origin: 403,
   not_found: 404,
   method_not_allowed: 405,
   payload_too_large: 413,
   credit_exhausted: 402,
   rate_limited: 429,
+  too_many_attempts: 429,
   not_json: 415,
   server_restarting: 503,
+  store_unavailable: 503,
   internal_error: 500,
 } as const;
 

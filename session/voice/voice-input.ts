@@ -38,7 +38,8 @@ export class VoiceInput {
   private readonly silence: SilenceMonitor;
   private readonly endpointer: Endpointer;
   private readonly vad: VoiceActivityDetector;
-  private readonly frame = new Int16Array(VAD_FRAME_SAMPLES);
+  /** A frame being filled across pushes; undefined when the next push starts on a frame boundary. */
+  private frame: Int16Array | undefined;
   private frameFill = 0;
   private asr: TranscriptionStream | undefined;
   /** The open segment's audio, kept so an eager end can be undone and re-transcribed. */
@@ -89,13 +90,23 @@ export class VoiceInput {
     const pcm16k = this.resampler.process(samples);
     let offset = 0;
     while (offset < pcm16k.length) {
+      // Clients send whole 20 ms frames: those go on as views of what arrived (read-only, like
+      // every frame here), and only audio cut across pushes is copied into a frame of its own.
+      if (this.frameFill === 0 && pcm16k.length - offset >= VAD_FRAME_SAMPLES) {
+        this.vad.push(pcm16k.subarray(offset, offset + VAD_FRAME_SAMPLES));
+        offset += VAD_FRAME_SAMPLES;
+        continue;
+      }
+      this.frame ??= new Int16Array(VAD_FRAME_SAMPLES);
       const take = Math.min(VAD_FRAME_SAMPLES - this.frameFill, pcm16k.length - offset);
       this.frame.set(pcm16k.subarray(offset, offset + take), this.frameFill);
       this.frameFill += take;
       offset += take;
       if (this.frameFill === VAD_FRAME_SAMPLES) {
+        const frame = this.frame;
+        this.frame = undefined;
         this.frameFill = 0;
-        this.vad.push(this.frame.slice());
+        this.vad.push(frame);
       }
     }
   }

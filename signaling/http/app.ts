@@ -3,16 +3,25 @@ import Router from '@koa/router';
 import type { ServerContext } from '../context.ts';
 import { sendHttpError } from './http-error.ts';
 import { devRoutesEnabled, mountDevRoutes } from './dev-routes.ts';
+import { isLoopbackAddress } from './loopback-request.ts';
+import { mountHealth } from './health-routes.ts';
 import { mountSessionKeys } from './session-keys-route.ts';
 import { mountStatic } from './static-routes.ts';
 import { mountUsageRoutes } from './usage-routes.ts';
 
-/** The HTTP side: session keys, health, the demo page and the client bundle. */
+/** The HTTP side: session keys, health and readiness, the demo page and the client bundle. */
 export function createHttpApp(server: ServerContext): Koa {
   const app = new Koa({ proxy: server.config.TRUST_PROXY });
   const router = new Router();
 
+  // Errors koa meets outside a handler (a client that breaks HTTP mid-request) go to our log,
+  // not to stderr.
+  app.silent = true;
+  app.on('error', (error: Error) => server.log.debug({ err: error.message }, 'http connection error'));
+
   app.use(async (ctx, next) => {
+    // A request target that is no URL (e.g. `//x:99999/`) makes every later ctx.path throw.
+    if (!hasPath(ctx)) return sendHttpError(ctx, 'invalid_request', 'the request target is not a valid path');
     try {
       await next();
       if (ctx.body === undefined || ctx.body === null) {
@@ -20,23 +29,29 @@ export function createHttpApp(server: ServerContext): Koa {
         else if (ctx.status === 405) sendHttpError(ctx, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`);
       }
     } catch (error) {
-      server.log.error({ err: error instanceof Error ? error.stack : String(error), path: ctx.path }, 'http handler failed');
+      server.log.error({ err: error instanceof Error ? error.stack : String(error), url: ctx.url.slice(0, 256) }, 'http handler failed');
       sendHttpError(ctx, 'internal_error', 'internal error', true);
     }
   });
 
-  router.get('/healthz', (ctx) => {
-    ctx.status = server.draining ? 503 : 200;
-    // `voice` lets the demo page say why voice is off before anyone tries it.
-    const voice = server.voice.ok ? { available: true } : { available: false, detail: server.voice.reason };
-    ctx.body = { status: server.draining ? 'draining' : 'ok', sessions: server.sessions.size, voice };
-  });
+  mountHealth(router, server);
   mountSessionKeys(router, server);
   mountUsageRoutes(router, server);
-  if (devRoutesEnabled(server)) mountDevRoutes(router, server);
+  if (devRoutesEnabled(server)) {
+    mountDevRoutes(router, server);
+    if (!isLoopbackAddress(server.config.HOST)) server.log.warn({ host: server.config.HOST }, 'DEV_ROUTES is on while listening beyond loopback: the dev key route still answers only pages on this machine');
+  }
   mountStatic(router);
 
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
   return app;
+}
+
+function hasPath(ctx: Koa.Context): boolean {
+  try {
+    return typeof ctx.path === 'string';
+  } catch {
+    return false;
+  }
 }

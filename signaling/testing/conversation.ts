@@ -74,6 +74,12 @@ export async function say(client: WsTestClient, text: string, timeoutMs = WAIT_M
   return { ...reply, asr };
 }
 
+/** An abnormal drop, as a lost network causes it: no close handshake. */
+export async function dropConnection(client: WsTestClient): Promise<void> {
+  client.ws.terminate();
+  await client.waitClose();
+}
+
 /** A complete, well-formed round trip: the session is alive and answering. */
 export async function expectAlive(client: WsTestClient, text = 'hello there'): Promise<void> {
   const reply = await say(client, text);
@@ -115,9 +121,9 @@ export async function expectStartRejected(
 }
 
 /** Polls a condition (no timing assertion: only a generous upper bound). */
-export async function eventually(predicate: () => boolean, timeoutMs = WAIT_MS, what = 'condition'): Promise<void> {
+export async function eventually(predicate: () => boolean | Promise<boolean>, timeoutMs = WAIT_MS, what = 'condition'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
+  while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

@@ -14,6 +14,7 @@ export interface ServerProcess {
   /** http://host:port from the listening line. */
   readonly url: string;
   stdout(): string;
+  stderr(): string;
   readonly exited: Promise<number | null>;
   /** SIGTERM (the server drains) and the exit code; the whole process group is killed after `graceMs`. */
   stop(graceMs?: number): Promise<number | null>;
@@ -52,6 +53,7 @@ export async function spawnServerProcess(argv: string[], options: { cwd?: string
     child,
     url,
     stdout: () => stdout,
+    stderr: () => stderr,
     exited,
     async stop(graceMs = 15_000) {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
@@ -75,4 +77,13 @@ export function freePort(): Promise<number> {
       probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
   });
+}
+
+/**
+ * `signaling/main.ts` in its own process as the systemd unit runs it (node itself, tsx as a
+ * loader, so a signal reaches the server), with `env` over this process's environment; HOST is
+ * loopback and PORT free unless `env` says otherwise.
+ */
+export function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  return spawnServerProcess([process.execPath, '--import', 'tsx', 'signaling/main.ts'], { env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', ...env } });
 }

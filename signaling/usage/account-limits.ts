@@ -1,5 +1,8 @@
 import type { AccountLimit } from '../../session/protocol/usage.ts';
-import type { RateCounter, RateCounterFactory } from './rate-counters.ts';
+import type { RateCounter } from '../stores/rate-counter.ts';
+
+/** Builds a counter of `points` per `durationS` per key (the stores' rateCounter: memory or Redis). */
+export type RateCounterFactory = (name: string, points: number, durationS: number) => RateCounter;
 import type { AccountBook, LimitOverrides } from './usage-ports.ts';
 
 export type LimitDefaults = Record<AccountLimit, number | undefined>;
@@ -8,8 +11,6 @@ export type LimitVerdict = { ok: true } | { ok: false; limit: AccountLimit; retr
 
 /** How long one account's overrides serve this process: a change by the CLI applies within it. */
 const OVERRIDES_TTL_MS = 2000;
-/** A start refused for concurrency may try again this soon: a session may end any moment. */
-const CONCURRENCY_RETRY_MS = 2000;
 
 const OK: LimitVerdict = { ok: true };
 
@@ -23,12 +24,12 @@ const WINDOWS: Record<Exclude<AccountLimit, 'max_sessions'>, { durationS: number
  * The per-account limits: concurrent sessions, session starts and key exchanges per minute,
  * input_text frames per second. Each comes from the account's override (the CLI), else the
  * deployment's default (env), else there is none: a deployment that sets nothing is not limited.
- * Counters are rate-limiter-flexible's fixed windows (in this process, or shared through Redis).
+ * Counters are rate-limiter-flexible's fixed windows (in this process, or shared through Redis);
+ * concurrent sessions are counted by the live-session registry (LiveRecord.register).
  */
 export class AccountLimits {
   private readonly overrides = new Map<string, { value: LimitOverrides; readAt: number }>();
   private readonly counters = new Map<string, RateCounter>();
-  private readonly live = new Map<string, number>();
 
   constructor(
     private readonly defaults: LimitDefaults,
@@ -63,21 +64,9 @@ export class AccountLimits {
     return this.consume(account, 'input_text_per_second');
   }
 
-  /** Takes one of the account's concurrent sessions (this process's count); release() gives it back. */
-  async acquireSession(account: string): Promise<LimitVerdict> {
-    const max = await this.limitOf(account, 'max_sessions');
-    const live = this.live.get(account) ?? 0;
-    if (max !== undefined && live >= max) {
-      return { ok: false, limit: 'max_sessions', retryAfterMs: CONCURRENCY_RETRY_MS, detail: `the account already has ${live} live sessions, its limit` };
-    }
-    this.live.set(account, live + 1);
-    return { ok: true };
-  }
-
-  releaseSession(account: string): void {
-    const live = (this.live.get(account) ?? 0) - 1;
-    if (live > 0) this.live.set(account, live);
-    else this.live.delete(account);
+  /** MAX_SESSIONS_PER_ACCOUNT for the account as the live-session registry takes it: 0 for none. */
+  async maxSessions(account: string): Promise<number> {
+    return (await this.limitOf(account, 'max_sessions')) ?? 0;
   }
 
   private counter(limit: Exclude<AccountLimit, 'max_sessions'>, points: number): RateCounter {

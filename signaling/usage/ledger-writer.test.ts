@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Usage } from '../../session/protocol/usage.ts';
 import { LedgerWriter } from './ledger-writer.ts';
 import type { LedgerEntry } from './usage-ports.ts';
-import { openUsageStore, type UsageStore } from './usage-store.ts';
+import { postgresAvailable, startPostgres } from '../testing/postgres-server.ts';
+import { openUsageStore, type UsageStore } from '../testing/usage-store.ts';
 
 /**
  * The writer between sessions and the ledger, on a real SQLite file: batches, in order; a
@@ -38,7 +39,7 @@ afterEach(async () => {
 
 async function open(): Promise<UsageStore> {
   dir = mkdtempSync(join(tmpdir(), 'parley-writer-'));
-  store = await openUsageStore(dir);
+  store = await openUsageStore({ DATA_DIR: dir });
   return store;
 }
 
@@ -99,4 +100,33 @@ describe('LedgerWriter', () => {
     expect(report.totals.session_s).toBe(10);
     expect(report.sessions[0]!.turns).toBe(4);
   });
+
+  it.skipIf(!postgresAvailable())('on PostgreSQL: the server stopped under writes and started again, every entry written once', async () => {
+    const pg = await startPostgres();
+    dir = mkdtempSync(join(tmpdir(), 'parley-writer-'));
+    try {
+      store = await openUsageStore({ DATA_DIR: dir, DATABASE_URL: await pg.createDatabase() });
+      const { ledger, book } = store;
+      await book.setCredit('acme', 100);
+      const writer = new LedgerWriter(ledger, log);
+      writer.record(entry(1));
+      await writer.flush();
+      await pg.stop();
+      for (let i = 0; i < 5; i += 1) writer.record(entry(2));
+      await writer.flush(300);
+      expect(writer.inFlight('acme')).toBe(10);
+      expect(logs.filter((m) => m.includes('failed'))).toHaveLength(1);
+      await pg.start();
+      await writer.flush(10_000);
+      expect(writer.inFlight('acme')).toBe(0);
+      expect(await book.credit('acme')).toBe(89);
+      const report = await ledger.report({ account: 'acme', sessionLimit: 10 });
+      expect(report.totals.session_s).toBe(11);
+      expect(report.sessions[0]!.turns).toBe(6);
+    } finally {
+      await store.close();
+      store = undefined as unknown as UsageStore;
+      await pg.close();
+    }
+  }, 60_000);
 });

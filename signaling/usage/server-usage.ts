@@ -3,8 +3,7 @@ import type { Config } from '../config.ts';
 import { AccountLimits } from './account-limits.ts';
 import { CreditLines } from './credit-lines.ts';
 import { LedgerWriter, type LedgerWriterLog } from './ledger-writer.ts';
-import { memoryRateCounter, type RateCounterFactory } from './rate-counters.ts';
-import type { AccountBook, UsageLedger } from './usage-ports.ts';
+import type { Stores } from '../stores/stores.ts';
 
 export type UsageConfig = Pick<
   Config,
@@ -20,8 +19,9 @@ export type UsageConfig = Pick<
 >;
 
 /**
- * One process's side of accounts and usage: the ledger and its writer, credit as this process
- * sees it, the per-account limits, and what each session is given to meter, warn and close.
+ * One process's side of accounts and usage, on the deployment's stores: the ledger and its
+ * writer, credit as this process sees it, the per-account limits (rate counters in memory or
+ * Redis), and what each session is given to meter, warn and close.
  */
 export class ServerUsage {
   readonly writer: LedgerWriter;
@@ -29,14 +29,12 @@ export class ServerUsage {
   readonly limits: AccountLimits;
 
   constructor(
-    readonly ledger: UsageLedger,
-    readonly book: AccountBook,
+    stores: Pick<Stores, 'ledger' | 'accounts' | 'rateCounter'>,
     private readonly config: UsageConfig,
     log: LedgerWriterLog,
-    counters: RateCounterFactory = memoryRateCounter,
   ) {
-    this.writer = new LedgerWriter(ledger, log, (accounts) => this.credit.forget(accounts));
-    this.credit = new CreditLines(book, (account) => this.writer.inFlight(account));
+    this.writer = new LedgerWriter(stores.ledger, log, (accounts) => this.credit.forget(accounts));
+    this.credit = new CreditLines(stores.accounts, (account) => this.writer.inFlight(account));
     this.limits = new AccountLimits(
       {
         max_sessions: config.MAX_SESSIONS_PER_ACCOUNT,
@@ -44,8 +42,8 @@ export class ServerUsage {
         key_exchanges_per_minute: config.KEY_EXCHANGES_PER_MINUTE,
         input_text_per_second: config.INPUT_TEXT_PER_SECOND,
       },
-      book,
-      counters,
+      stores.accounts,
+      stores.rateCounter,
     );
   }
 

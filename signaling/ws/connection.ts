@@ -1,15 +1,17 @@
 import type { RawData, WebSocket } from 'ws';
 import type { Session } from '../../session/session.ts';
-import { randomId } from '../../session/ids.ts';
 import type { ServerContext } from '../context.ts';
 import { errorFrame, WS_ERRORS, type ErrorCode, type WsErrorCode } from '../../session/protocol/errors.ts';
 import { parseClientFrame } from '../../session/protocol/parse.ts';
 import type { StartFrame } from '../../session/protocol/start.ts';
 import type { HandshakeAuth } from './authenticate.ts';
 import type { RegisteredSession } from '../session-registry.ts';
-import { prepareSession } from './open-session.ts';
+import { prepareSession, type PreparedSession } from './open-session.ts';
 import { acceptOneShot } from './one-shot.ts';
 import type { ClientFrameOf } from '../../session/protocol/client.ts';
+import { StoreUnavailableError } from '../stores/unavailable.ts';
+import { LiveRecord } from './live-record.ts';
+import { FrameBacklog } from './frame-backlog.ts';
 import { WebSocketTransport } from './ws-transport.ts';
 import { WebRtcSetup } from '../webrtc/webrtc-setup.ts';
 import type { WebRtcTransport } from '../webrtc/webrtc-transport.ts';
@@ -24,9 +26,12 @@ import { gateInputText } from '../usage/input-text-gate.ts';
  */
 export class Connection implements RegisteredSession {
   sessionId = '';
-  private session: Session | undefined;
   private account = '';
-  private resumeToken = '';
+  private session: Session | undefined;
+  /** The conversation's lease and stash entry, from the accepted start on. */
+  private record: LiveRecord | undefined;
+  /** A stash entry this connection's start took, until its session begins. */
+  private untaken: PreparedSession['taken'];
   private readonly transport: WebSocketTransport;
   /** Where frames go: the socket, or the WebRTC transport once a call is connected. */
   private frames: Transport;
@@ -34,18 +39,20 @@ export class Connection implements RegisteredSession {
   private webrtcTransport: WebRtcTransport | undefined;
   private startTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
-  /** Frames that arrived while an asynchronous start was being opened. */
-  private backlog: Array<{ bytes: Buffer; isBinary: boolean }> | undefined;
+  /** Frames that arrived while a start or an input_text verdict was being decided. */
+  private readonly backlog = new FrameBacklog((bytes, isBinary) => this.onMessage(bytes, isBinary));
   private registered = false;
-  /** Gives back the account's concurrent-session slot (set once a start is admitted). */
-  private releaseSlot: () => void = () => undefined;
   private failing = false;
   private ended = false;
+  /** Resume attempts refused on this socket: past RESUME_FAILURES_PER_CONNECTION it is closed. */
+  private failedResumes = 0;
 
   constructor(
     private readonly ws: WebSocket,
     private readonly server: ServerContext,
     private readonly handshake: HandshakeAuth | undefined,
+    /** The client's address, for the failed-attempt counts. */
+    private readonly address: string,
   ) {
     this.transport = new WebSocketTransport(ws, server.config, (code, detail) => this.fail(code, detail));
     this.frames = this.transport;
@@ -62,6 +69,10 @@ export class Connection implements RegisteredSession {
     this.startTimer = setTimeout(() => this.fail('start_timeout', `no start frame within ${server.config.START_TIMEOUT_MS} ms`), server.config.START_TIMEOUT_MS);
   }
 
+  get resumeToken(): string {
+    return this.session ? (this.record?.token ?? '') : '';
+  }
+
   shutdown(code: 'server_restarting'): void {
     this.fail(code, 'the server is restarting; reconnect and resume with your resume_token');
   }
@@ -70,11 +81,13 @@ export class Connection implements RegisteredSession {
     this.session?.closing.announce('restart', inMs, true);
   }
 
+  checkpoint(): void {
+    if (this.session && !this.failing && !this.ended) this.record?.checkpoint(this.session);
+  }
+
   private onMessage(bytes: Buffer, isBinary: boolean): void {
-    if (this.backlog) {
-      this.backlog.push({ bytes, isBinary });
-      return;
-    }
+    this.transport.checkBacklog();
+    if (this.backlog.keep(bytes, isBinary)) return;
     try {
       if (bytes.length > this.server.config.MAX_FRAME_BYTES) {
         return this.sendError('frame_too_large', `frame of ${bytes.length} bytes exceeds MAX_FRAME_BYTES (${this.server.config.MAX_FRAME_BYTES})`);
@@ -115,7 +128,7 @@ export class Connection implements RegisteredSession {
         refuse: (detail, retryAfterMs, limit) => this.sendError('rate_limited', detail, { retry_after_ms: retryAfterMs, limit }),
       });
       // A verdict still to come holds every later frame, so frames keep their order.
-      if (held) this.hold(held);
+      if (held) this.backlog.hold(held);
       return;
     }
     this.session.handle(frame);
@@ -125,46 +138,35 @@ export class Connection implements RegisteredSession {
     if (isBinary) return this.fail('invalid_start_frame', 'the first frame must be the JSON start frame, not audio');
     const parsed = parseClientFrame(bytes.toString('utf8'));
     if (!parsed.ok) {
-      const detail = parsed.type === 'start' ? parsed.detail : `the first frame must be a valid start frame: ${parsed.detail}`;
+      const own = parsed.type === 'start' || parsed.type === 'feedback' || parsed.type === 'client_error';
+      const detail = own ? parsed.detail : `the first frame must be a valid start frame: ${parsed.detail}`;
       return this.fail('invalid_start_frame', detail);
     }
     if (parsed.frame.type === 'feedback' || parsed.frame.type === 'client_error') return this.onOneShot(parsed.frame);
     if (parsed.frame.type !== 'start') return this.fail('invalid_start_frame', `the first frame must be start, got ${parsed.frame.type}`);
-    this.hold(this.onStart(parsed.frame));
-  }
-
-  private heldFrames(): typeof this.backlog {
-    return this.backlog;
-  }
-
-  /** Frames that arrive until `pending` settles wait, then go through in order. */
-  private hold(pending: Promise<unknown>): void {
-    this.backlog = [];
-    void pending.finally(() => {
-      const waiting = this.backlog ?? [];
-      this.backlog = undefined;
-      for (const [i, frame] of waiting.entries()) {
-        this.onMessage(frame.bytes, frame.isBinary);
-        // Held again (another input_text waiting for its verdict): the rest wait behind it.
-        const again = this.heldFrames();
-        if (again) {
-          again.push(...waiting.slice(i + 1));
-          return;
-        }
-      }
-    });
+    const start = parsed.frame;
+    this.backlog.hold(
+      this.onStart(start).catch((error: unknown) => {
+        this.server.log.error({ err: error instanceof Error ? error.stack : String(error), session_id: start.session_id }, 'opening the session failed');
+        this.fail('internal_error', 'internal error while opening the session');
+      }),
+    );
   }
 
   /** A report on a socket of its own: store, acknowledge, close cleanly. */
   private onOneShot(frame: ClientFrameOf<'feedback' | 'client_error'>): void {
     clearTimeout(this.startTimer);
     void acceptOneShot(this.server, this.handshake, frame).then(
-      (result) => {
-        if (!result.ok) return this.fail('unauthorized', result.detail);
+      async (result) => {
+        if (!result.ok) {
+          await this.server.attempts.failed(this.address, 'key', result.detail, frame.api_key ?? this.handshake?.token, frame.session_id);
+          return this.fail('unauthorized', result.detail);
+        }
         this.transport.sendFrame(result.ack);
         this.transport.close(1000, 'reported');
       },
       (error: unknown) => {
+        if (error instanceof StoreUnavailableError) return this.fail('store_unavailable', 'the report could not be stored right now; send it again shortly');
         this.server.log.error({ err: String(error) }, 'storing a report failed');
         this.fail('internal_error', 'the report could not be stored');
       },
@@ -172,27 +174,51 @@ export class Connection implements RegisteredSession {
   }
 
   private async onStart(start: StartFrame): Promise<void> {
-    const prepared = await prepareSession(this.server, this.handshake, start);
-    if (this.ended) return;
-    if (!prepared.ok) {
-      // A failed resume leaves the socket open: the client may start fresh on it.
-      if (prepared.code === 'resume_failed') return this.sendError(prepared.code, prepared.detail);
-      return this.fail(prepared.code, prepared.detail, prepared.limit ? { retry_after_ms: prepared.retryAfterMs, limit: prepared.limit } : {});
-    }
-    this.releaseSlot = prepared.release;
-    if (this.ended) return this.releaseSlot();
+    const starting = this.start(start);
+    this.server.sessions.trackStart(starting);
+    await starting;
+  }
+
+  private async start(start: StartFrame): Promise<void> {
     this.sessionId = start.session_id;
-    if (!this.server.sessions.tryAdd(this)) return this.fail('server_busy', 'the server is at MAX_SESSIONS; retry later');
-    this.registered = true;
+    const waitMs = await this.server.attempts.refusedFor(this.address);
+    if (waitMs !== undefined) return this.tooManyAttempts(waitMs);
+    const prepared = await prepareSession(this.server, this.handshake, start, { admit: () => this.admit(), onTurnEnd: () => this.checkpoint() });
+    // Until the session begins, a conversation this start took is given back if the start ends.
+    if (prepared.ok) this.untaken = prepared.taken;
+    if (this.ended) return this.giveBack();
+    if (!prepared.ok) {
+      this.leaveRegistry();
+      if (prepared.code === 'unauthorized') await this.server.attempts.failed(this.address, 'key', prepared.detail, start.api_key ?? this.handshake?.token, start.session_id);
+      if (prepared.code !== 'resume_failed') return this.fail(prepared.code, prepared.detail, prepared.limit ? { retry_after_ms: prepared.retryAfterMs, limit: prepared.limit } : {});
+      // A failed resume leaves the socket open: the client may start fresh on it, a few times.
+      await this.server.attempts.failed(this.address, 'resume', prepared.detail, start.resume_token, start.session_id);
+      this.failedResumes += 1;
+      if (this.failedResumes >= this.server.config.RESUME_FAILURES_PER_CONNECTION) {
+        return this.fail('too_many_attempts', `${this.failedResumes} resume attempts failed on this socket; open a new one to start fresh`);
+      }
+      return this.sendError(prepared.code, prepared.detail);
+    }
+    if (this.server.draining) return this.fail('server_restarting', 'the server is restarting; reconnect and resume with your resume_token');
     clearTimeout(this.startTimer);
+    const transport = start.transport?.kind === 'webrtc' ? 'webrtc' : 'websocket';
+    const record = new LiveRecord(this.server, { account: prepared.credential.account, sessionId: start.session_id }, { modality: prepared.settings.modality, transport }, () =>
+      this.fail('resumed_elsewhere', 'this conversation was resumed on another connection with its resume token'),
+    );
+    this.record = record;
     this.account = prepared.credential.account;
+    // MAX_SESSIONS_PER_ACCOUNT: counted in the live-session registry, across processes with Redis.
+    const joined = await record.register(prepared.maxSessions);
+    if (this.ended) return;
+    if (joined !== 'acquired') return this.fail('rate_limited', joined.detail, { retry_after_ms: joined.retryAfterMs, limit: 'max_sessions' });
     if (prepared.credential.kind === 'scoped') this.armExpiry(prepared.credential.expiresAt);
+    const { credential } = prepared;
     const begin = (session: Session): void => {
       this.session = session;
-      session.log.info({ modality: session.settings.modality, transport: this.webrtc ? 'webrtc' : 'websocket', key_kind: prepared.credential.kind, resumed: prepared.resumed }, 'session started');
-      this.resumeToken = randomId('rt', 32);
-      session.begin(this.resumeToken);
-      const { credential } = prepared;
+      this.untaken = undefined;
+      session.log.info({ modality: session.settings.modality, transport, key_kind: credential.kind, resumed: prepared.resumed }, 'session started');
+      session.begin(record.token);
+      record.checkpoint(session);
       if (credential.kind === 'scoped') {
         // SPEC's two-hour window ends with the scoped key: announced ahead, then closed (resumable with a fresh key).
         clearTimeout(this.expiryTimer);
@@ -212,6 +238,9 @@ export class Connection implements RegisteredSession {
       },
       onControl: (text) => {
         try {
+          if (text.length > this.server.config.MAX_FRAME_BYTES) {
+            return this.sendError('frame_too_large', `control message of ${text.length} characters exceeds MAX_FRAME_BYTES (${this.server.config.MAX_FRAME_BYTES})`);
+          }
           this.onText(text);
         } catch (error) {
           this.server.log.error({ err: error instanceof Error ? error.stack : String(error) }, 'control frame handling failed');
@@ -220,6 +249,27 @@ export class Connection implements RegisteredSession {
       onGone: () => this.teardown(this.webrtcTransport?.closeCode ?? 1006),
     });
     this.startTimer = setTimeout(() => this.fail('start_timeout', 'the WebRTC call did not connect in time'), this.server.config.START_TIMEOUT_MS * 3);
+  }
+
+  private tooManyAttempts(waitMs: number): void {
+    if (this.ended || this.failing) return;
+    this.failing = true;
+    const seconds = Math.ceil(waitMs / 1000);
+    this.frames.sendFrame({ ...errorFrame('too_many_attempts', `too many failed attempts from this address; retry in ${seconds} s`), retry_after_ms: waitMs });
+    this.frames.close(WS_ERRORS.too_many_attempts.close, 'too_many_attempts');
+    this.teardown(WS_ERRORS.too_many_attempts.close);
+  }
+
+  private admit(): boolean {
+    if (this.ended || !this.server.sessions.tryAdd(this)) return false;
+    this.registered = true;
+    return true;
+  }
+
+  private leaveRegistry(): void {
+    if (!this.registered) return;
+    this.registered = false;
+    this.server.sessions.remove(this);
   }
 
   /** SPEC: expiry also ends a connection still using the key (and the call stays resumable). */
@@ -236,39 +286,63 @@ export class Connection implements RegisteredSession {
     this.frames.sendFrame({ ...errorFrame(code, detail), ...definedOf(extra) });
   }
 
-  /** A fatal error: the frame, then the close code documented for it. */
+  /**
+   * A fatal error: the frame, then the close code documented for it. A live conversation is
+   * stashed first, because the client may reconnect to another process the moment it hears.
+   */
   private fail(code: WsErrorCode, detail: string, extra: Parameters<Connection['sendError']>[2] = {}): void {
     if (this.ended || this.failing) return;
     this.failing = true;
-    this.sendError(code, detail, extra);
     const spec = WS_ERRORS[code];
     const closeCode = 'close' in spec ? spec.close : 1011;
-    this.frames.close(closeCode, code);
-    this.teardown(closeCode);
+    const close = (): void => {
+      this.sendError(code, detail, extra);
+      this.frames.close(closeCode, code);
+      this.teardown(closeCode);
+    };
+    if (this.session && this.record) void this.record.stash(this.session).finally(close);
+    else close();
   }
 
+  /** A start that took a conversation ended before its session began: the token works again. */
+  private giveBack(): void {
+    const untaken = this.untaken;
+    if (!untaken) return;
+    this.untaken = undefined;
+    const given = this.server.stores.stash.giveBack(untaken.token, untaken.entry).catch((error: unknown) =>
+      this.server.log.warn({ err: error instanceof Error ? error.message : String(error), session_id: untaken.entry.sessionId }, 'giving a taken conversation back failed: it is lost'),
+    );
+    this.server.sessions.track(given);
+  }
+
+  /** Never throws: it runs in socket and peer event handlers, where an exception ends the process. */
   private teardown(code: number): void {
     if (this.ended) return;
     this.ended = true;
+    try {
+      this.release(code);
+    } catch (error) {
+      this.server.log.error({ err: error instanceof Error ? error.stack : String(error), session_id: this.sessionId }, 'ending the session failed');
+      this.session?.close();
+    } finally {
+      this.leaveRegistry();
+    }
+  }
+
+  private release(code: number): void {
     clearTimeout(this.startTimer);
     clearTimeout(this.expiryTimer);
     if (!this.session) this.webrtc?.close();
     const session = this.session;
-    if (session) {
+    const record = this.record;
+    if (session && record) {
       // 1000 is a clean end (the client closed, or the call ended): nothing to resume.
-      if (code !== 1000) {
-        const snapshot = session.detach();
-        void this.server.stash.put(this.resumeToken, { account: this.account, sessionId: this.sessionId, snapshot }, this.server.config.RESUME_TTL_S * 1000);
-      } else {
-        session.close();
-      }
+      if (code === 1000) record.end(session);
+      else void record.stash(session);
       session.log.info({ close_code: code, stashed: code !== 1000 }, 'session ended');
     }
-    if (this.registered) {
-      this.registered = false;
-      this.server.sessions.remove(this);
-    }
-    this.releaseSlot();
+    record?.release();
+    this.giveBack();
   }
 }
 

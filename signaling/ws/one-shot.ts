@@ -8,18 +8,19 @@ export type OneShotResult = { ok: true; ack: { type: 'feedback_ack' | 'client_er
 /**
  * sendFeedback / sendClientError: a socket of their own whose only frame is the report. The key
  * rules are the conversation's (a scoped key works for its session id), so a report can still
- * be sent after the conversation socket closed.
+ * be sent after the conversation socket closed. The ack is sent only once the report is stored;
+ * a store that cannot take it rejects (StoreUnavailableError) and nothing is acknowledged.
  */
 export async function acceptOneShot(
   server: ServerContext,
   handshake: HandshakeAuth | undefined,
   frame: ClientFrameOf<'feedback' | 'client_error'>,
 ): Promise<OneShotResult> {
-  const auth = authenticateStart(server, handshake, frame.api_key, frame.session_id);
+  const auth = await authenticateStart(server, handshake, frame.api_key, frame.session_id);
   if (!auth.ok) return { ok: false, detail: auth.detail };
   const id = randomId(frame.type === 'feedback' ? 'fb' : 'ce', 9);
   const { type, api_key: _key, ...report } = frame;
-  await server.oneShots.append(type, { id, received_at: new Date().toISOString(), account: auth.credential.account, ...report });
+  await server.stores.reports.append(type, { id, received_at: new Date().toISOString(), account: auth.credential.account, ...report });
   server.log.info({ id, kind: type, session_id: frame.session_id }, 'report stored');
   return { ok: true, ack: { type: type === 'feedback' ? 'feedback_ack' : 'client_error_ack', id } };
 }

@@ -1,13 +1,14 @@
 import { Session } from '../../session/session.ts';
 import type { SessionDeps } from '../../session/session-deps.ts';
 import { mergeOnResume, resolveSettings, type SessionSettings } from '../../session/settings.ts';
-import type { SessionSnapshot } from '../../session/resume/snapshot.ts';
+import type { StashEntry } from '../../session/resume/snapshot.ts';
 import type { Transport } from '../../session/transport.ts';
 import type { ServerContext } from '../context.ts';
 import type { WsErrorCode } from '../../session/protocol/errors.ts';
 import type { StartFrame } from '../../session/protocol/start.ts';
 import { checkToolChoice, validateTools } from '../../session/protocol/tools.ts';
 import type { Credential } from '../keys/credentials.ts';
+import { StoreUnavailableError } from '../stores/unavailable.ts';
 import { authenticateStart, type HandshakeAuth } from './authenticate.ts';
 import { admitSession, type Refusal } from '../usage/admission.ts';
 
@@ -16,33 +17,55 @@ export interface PreparedSession {
   credential: Credential;
   settings: SessionSettings;
   resumed: boolean;
-  /** Gives back the account's concurrent-session slot this start holds (once; the connection calls it when it ends). */
-  release(): void;
+  /** The stash entry a resume took: given back if the session never begins. */
+  taken: { token: string; entry: StashEntry } | undefined;
+  /** The account's concurrent-session limit, for the live-session registry (0: none). */
+  maxSessions: number;
   /** Builds the session on its transport; `media` overrides the pipeline's formats (WebRTC). */
   build(transport: Transport, media?: SessionDeps['media']): Session;
 }
 
 export type PrepareResult = PreparedSession | { ok: false; code: WsErrorCode; detail: string; retryAfterMs?: number; limit?: Refusal['limit'] };
 
+export interface SessionHooks {
+  /** Takes a live-session slot; false when the process is full (server_busy). */
+  admit(): boolean;
+  /** After every reply: the connection writes the conversation through to a shared stash. */
+  onTurnEnd(): void;
+}
+
 /**
  * Everything between a valid start frame and a live Session: feature checks, authentication,
- * the resume token, and the session's dependencies. Checks run in the order a client can fix
- * them; `resume_failed` is the one refusal that leaves the socket open for a fresh start.
+ * capacity, the resume token, and the session's dependencies. Checks run in the order a client
+ * can fix them; `resume_failed` is the one refusal that leaves the socket open for a fresh start.
+ * A resume token is taken atomically (single use across processes) and given back by every
+ * later refusal, so a refused start (even a retryable server_busy) leaves the conversation
+ * resumable. A store that cannot answer (a persistent key or a token to check) is
+ * `store_unavailable`: retryable, and the token is left as it was.
  */
-export async function prepareSession(server: ServerContext, handshake: HandshakeAuth | undefined, start: StartFrame): Promise<PrepareResult> {
+export async function prepareSession(server: ServerContext, handshake: HandshakeAuth | undefined, start: StartFrame, hooks: SessionHooks): Promise<PrepareResult> {
+  try {
+    return await prepare(server, handshake, start, hooks);
+  } catch (error) {
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    server.log.warn({ err: error.message, session_id: start.session_id }, 'start refused: a store is unavailable');
+    const what = error.store === 'redis' ? 'the resume stash' : 'the key database';
+    return { ok: false, code: 'store_unavailable', detail: `${what} is unavailable right now; retry shortly (a resume token stays valid)` };
+  }
+}
+
+async function prepare(server: ServerContext, handshake: HandshakeAuth | undefined, start: StartFrame, hooks: SessionHooks): Promise<PrepareResult> {
   const { config } = server;
   const mode = start.mode;
   const tools = mode.tools === undefined ? undefined : validateTools(mode.tools, { webSearch: mode.web_search ?? false, endCall: mode.end_call ?? false });
   if (tools && !tools.ok) return { ok: false, code: 'invalid_tools', detail: tools.detail };
-  const auth = authenticateStart(server, handshake, start.api_key, start.session_id);
+  const auth = await authenticateStart(server, handshake, start.api_key, start.session_id);
   if (!auth.ok) return { ok: false, code: 'unauthorized', detail: auth.detail };
   if (mode.voice !== undefined && !server.voices.find(mode.voice)) return { ok: false, code: 'invalid_start_frame', detail: `mode.voice: unknown voice "${mode.voice}"` };
+  // Checked before anything is taken: a refused start leaves a resume token as it was.
   const admitted = await admitSession(server.usage, auth.credential.account, server.log);
   if (!admitted.ok) return admitted;
-  // Checked before anything is taken: a refused start leaves a resume token as it was.
-  const prepared = await prepareAdmitted(server, start, auth.credential, tools, admitted.release);
-  if (!prepared.ok) admitted.release();
-  return prepared;
+  return prepareAdmitted(server, start, auth.credential, tools, hooks, admitted.maxSessions);
 }
 
 /** The rest of a start once the account may open a session: resume, settings, features, dependencies. */
@@ -51,33 +74,38 @@ async function prepareAdmitted(
   start: StartFrame,
   credential: Credential,
   tools: ReturnType<typeof validateTools> | undefined,
-  release: () => void,
+  hooks: SessionHooks,
+  maxSessions: number,
 ): Promise<PrepareResult> {
   const { config } = server;
   const mode = start.mode;
 
-  let restored: SessionSnapshot | undefined;
+  let taken: PreparedSession['taken'];
   if (start.resume_token !== undefined) {
-    const taken = await server.stash.take(start.resume_token);
-    if (taken && (taken.entry.account !== credential.account || taken.entry.sessionId !== start.session_id)) {
-      // Not this caller's conversation: refuse, and leave it for its owner.
-      await server.stash.put(start.resume_token, taken.entry, Math.max(1, taken.expiresAt - Date.now()));
-      return { ok: false, code: 'resume_failed', detail: 'resume token belongs to another account or session; start again without it' };
-    }
-    if (!taken) return { ok: false, code: 'resume_failed', detail: 'resume token is unknown, expired or already used; start again without it' };
-    restored = taken.entry.snapshot;
+    // Not this caller's conversation: refused, and left for its owner.
+    const result = await server.stores.stash.take(start.resume_token, { account: credential.account, sessionId: start.session_id });
+    if (result.status === 'not_owner') return { ok: false, code: 'resume_failed', detail: 'resume token belongs to another account or session; start again without it' };
+    if (result.status === 'unknown') return { ok: false, code: 'resume_failed', detail: 'resume token is unknown, expired or already used; start again without it' };
+    taken = { token: start.resume_token, entry: result.entry };
   }
+  const restored = taken?.entry.snapshot;
 
   const settings: SessionSettings = restored
     ? mergeOnResume(restored.settings, mode, start.audio, tools?.ok ? tools.tools : undefined)
     : resolveSettings(mode, start.audio, tools?.ok ? tools.tools : [], { greeting: config.GREETING, voice: config.DEFAULT_VOICE, temperature: config.DEFAULT_TEMPERATURE });
+  // A refusal after the take gives the conversation back: the token works again once fixed.
+  const refuse = async (code: WsErrorCode, detail: string): Promise<PrepareResult> => {
+    if (taken) await server.stores.stash.giveBack(taken.token, taken.entry);
+    return { ok: false, code, detail };
+  };
   const badChoice = checkToolChoice(settings.toolChoice, settings.tools, { webSearch: settings.webSearch, endCall: settings.endCall });
-  if (badChoice) return { ok: false, code: 'invalid_tools', detail: badChoice };
-  if (settings.modality === 'voice' && !start.audio) return { ok: false, code: 'invalid_start_frame', detail: 'audio is required for a voice session' };
-  if (settings.webSearch && !server.search) return { ok: false, code: 'web_search_unavailable', detail: 'mode.web_search needs a search backend: the server has no SEARCH_URL configured' };
+  if (badChoice) return refuse('invalid_tools', badChoice);
+  if (settings.modality === 'voice' && !start.audio) return refuse('invalid_start_frame', 'audio is required for a voice session');
+  if (settings.webSearch && !server.search) return refuse('web_search_unavailable', 'mode.web_search needs a search backend: the server has no SEARCH_URL configured');
   if (settings.modality === 'voice' && !server.voice.ok) {
-    return { ok: false, code: 'voice_unavailable', detail: `voice sessions are not available on this server: ${server.voice.reason}; text sessions still work` };
+    return refuse('voice_unavailable', `voice sessions are not available on this server: ${server.voice.reason}; text sessions still work`);
   }
+  if (!hooks.admit()) return refuse('server_busy', 'the server is at MAX_SESSIONS; retry later');
 
   const build = (transport: Transport, media?: SessionDeps['media']): Session => {
   const deps: SessionDeps = {
@@ -95,13 +123,15 @@ async function prepareAdmitted(
       interactions: { INTERACTION_QUEUE_DEADLINE_S: config.INTERACTION_QUEUE_DEADLINE_S, INTERACTION_QUEUE_DEADLINE_ROUNDS: config.INTERACTION_QUEUE_DEADLINE_ROUNDS },
     },
     endCallGraceMs: config.END_CALL_GRACE_MS,
+    historyMaxChars: config.HISTORY_MAX_CHARS,
     signOff: config.WRAP_UP_SIGN_OFF,
     ...(settings.modality === 'voice' && server.voice.ok ? { voice: server.voice } : {}),
     ...server.usage.sessionDeps(credential.account, start.session_id),
+    onTurnEnd: () => hooks.onTurnEnd(),
   };
   const session = new Session(start.session_id, settings, deps);
   if (restored) session.restore(restored);
   return session;
   };
-  return { ok: true, credential: credential, settings, resumed: restored !== undefined, release, build };
+  return { ok: true, credential, settings, resumed: taken !== undefined, taken, maxSessions, build };
 }

@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Usage } from '../../../session/protocol/usage.ts';
 import { runCli } from '../../keys/cli.ts';
-import { openUsageStore } from '../usage-store.ts';
+import { postgresAvailable, startPostgres, type TestPostgres } from '../../testing/postgres-server.ts';
+import { openUsageStore } from '../../testing/usage-store.ts';
 
 /** `npm run keys -- usage|credit|limits`: what the operator types, against a real data directory. */
 
@@ -32,7 +33,7 @@ const ZERO: Usage = {
 };
 
 async function seed(): Promise<void> {
-  const store = await openUsageStore(dir);
+  const store = await openUsageStore({ DATA_DIR: dir });
   await store.ledger.record([
     { id: 'u:1', account: 'acme', sessionId: 'call-1', turnId: 't1', at: '2026-03-01T10:00:00.000Z', usage: { ...ZERO, session_s: 30, llm_output_tokens: 12 }, units: 30 },
     { id: 'u:2', account: 'acme', sessionId: 'call-2', turnId: 't2', at: '2026-03-02T10:00:00.000Z', usage: { ...ZERO, session_s: 5.5, audio_in_s: 2.25 }, units: 5.5 },
@@ -116,4 +117,33 @@ describe('npm run keys -- usage', () => {
     expect(report.sessions.map((s: { session_id: string }) => s.session_id)).toEqual(['call-2', 'call-1']);
     expect(report.days.map((d: { day: string }) => d.day)).toEqual(['2026-03-01', '2026-03-02']);
   });
+});
+
+describe.skipIf(!postgresAvailable())('usage, credit and limits on PostgreSQL (DATABASE_URL)', () => {
+  let pgServer: TestPostgres;
+  beforeAll(async () => {
+    pgServer = await startPostgres();
+  });
+  afterAll(() => pgServer.close());
+
+  it('the same commands against the deployment database; a server store on it sees each change', async () => {
+    const DATABASE_URL = await pgServer.createDatabase();
+    const cli = async (...argv: string[]) => {
+      let stdout = '';
+      const code = await runCli(argv, { DATA_DIR: dir, DATABASE_URL }, { stdout: (s) => (stdout += s), stderr: () => undefined });
+      return { code, stdout };
+    };
+    const store = await openUsageStore({ DATA_DIR: dir, DATABASE_URL });
+    try {
+      await store.ledger.record([{ id: 'u:pg', account: 'acme', sessionId: 'call-1', turnId: 't1', at: '2026-03-01T10:00:00.000Z', usage: { ...ZERO, session_s: 30 }, units: 30 }]);
+      expect(await cli('credit', '--account', 'acme', '--set', '100')).toEqual({ code: 0, stdout: 'acme: 100 units\n' });
+      expect(await store.book.credit('acme')).toBe(100);
+      expect((await cli('limits', '--account', 'acme', '--max-sessions', '3')).code).toBe(0);
+      expect((await store.book.limits('acme')).max_sessions).toBe(3);
+      const usage = await cli('usage', '--account', 'acme', '--json');
+      expect(JSON.parse(usage.stdout)).toMatchObject({ account: 'acme', totals: { session_s: 30, units: 30 }, sessions: [{ session_id: 'call-1', turns: 1 }] });
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
 });

@@ -1,11 +1,19 @@
 import { parseArgs } from 'node:util';
 import { ACCOUNT_LIMITS, type AccountLimit } from '../../../session/protocol/usage.ts';
 import { parseAccount } from '../../keys/key-store.ts';
-import { openUsageStore, type UsageStore } from '../usage-store.ts';
-import type { LimitOverrides } from '../usage-ports.ts';
+import { openCliDatabase } from '../../stores/stores.ts';
+import { SqlAccountBook } from '../../stores/sql/sql-account-book.ts';
+import type { SqlDatabase } from '../../stores/sql/sql-database.ts';
+import { SqlUsageLedger } from '../../stores/sql/sql-usage-ledger.ts';
+import type { AccountBook, LimitOverrides, UsageLedger } from '../usage-ports.ts';
 import { formatUsage, sinceInstant } from './usage-report.ts';
 
-export type CliOut = { stdout(s: string): void; stderr(s: string): void };
+import type { CliOut } from '../../cli-main.ts';
+
+interface UsageStore {
+  ledger: UsageLedger;
+  book: AccountBook;
+}
 
 export const ACCOUNT_USAGE = `  usage --account NAME [--since DATE] [--json]
                           the account's usage per day and per session (DATE: 2026-03-01 or an ISO time)
@@ -30,9 +38,9 @@ const LIMIT_FLAGS: Record<string, AccountLimit> = {
   'input-text-per-second': 'input_text_per_second',
 };
 
-/** `npm run keys -- usage|credit|limits …`, against the store the server uses (DATA_DIR). */
-export async function runAccountCommand(command: string, argv: string[], env: { DATA_DIR?: string | undefined }, out: CliOut): Promise<number> {
-  let store: UsageStore | undefined;
+/** `npm run keys -- usage|credit|limits …`, against the database the servers use (DATABASE_URL or DATA_DIR). */
+export async function runAccountCommand(command: string, argv: string[], env: { DATA_DIR?: string | undefined; DATABASE_URL?: string | undefined }, out: CliOut): Promise<number> {
+  let database: SqlDatabase | undefined;
   try {
     const options = Object.fromEntries(
       [...['account', 'since', 'set', 'add'], ...Object.keys(LIMIT_FLAGS)].map((name) => [name, { type: 'string' as const }]),
@@ -49,12 +57,13 @@ export async function runAccountCommand(command: string, argv: string[], env: { 
     if (stray) throw new AccountUsageError(`--${stray} is not an option of ${command}`);
     if (typeof values.account !== 'string') throw new AccountUsageError(`${command} requires --account NAME`);
     const account = parseAccount(values.account);
-    store = await openUsageStore(env.DATA_DIR || './data');
+    database = await openCliDatabase(env);
+    const store: UsageStore = { ledger: new SqlUsageLedger(database), book: new SqlAccountBook(database) };
     if (command === 'usage') return await usage(store, account, values, out);
     if (command === 'credit') return await credit(store, account, values, out);
     return await limits(store, account, values, out);
   } finally {
-    await store?.close();
+    await database?.close();
   }
 }
 

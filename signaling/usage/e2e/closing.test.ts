@@ -48,9 +48,9 @@ function expectKept(r: { notice: Notice; noticeAt: number; closeAt: number }): v
 describe('session_closing_soon ahead of every planned close (real time, 1 s notices)', () => {
   it('each reason: the notice with its lead, then the close with its code', async () => {
     const [capped, idle, plain] = await Promise.all([server({ MAX_SESSION_S: '2' }), server({ IDLE_TIMEOUT_S: '2' }), server({ DRAIN_TIMEOUT_MS: '3000' })]);
-    await plain!.server.context.usage.book.setCredit('acme', 2);
-    const poorKey = plain!.server.context.keys.create('poor').key;
-    await plain!.server.context.usage.book.setCredit('poor', 2);
+    await plain!.server.context.stores.accounts.setCredit('acme', 2);
+    const poorKey = (await plain!.server.context.stores.keys.create('poor')).key;
+    await plain!.server.context.stores.accounts.setCredit('poor', 2);
     const open = async (t: TestServer, key: string, sessionId = sid()) => {
       const { client } = await startSession(t.wsUrl, { ...textStart(sessionId, { greeting: false }), api_key: key });
       return { client, since: Date.now() };

@@ -16,10 +16,11 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
-const book = () => t.server.context.usage.book;
-function account(name: string, balance: number | null): Promise<string> {
-  const { key } = t.server.context.keys.create(name);
-  return book().setCredit(name, balance).then(() => key);
+const book = () => t.server.context.stores.accounts;
+async function account(name: string, balance: number | null): Promise<string> {
+  const { key } = await t.server.context.stores.keys.create(name);
+  await book().setCredit(name, balance);
+  return key;
 }
 
 describe('credit', () => {

@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
-const keyOf = (account: string) => t.server.context.keys.create(account).key;
+const keyOf = async (account: string) => (await t.server.context.stores.keys.create(account)).key;
 const start = (key: string) => ({ ...textStart(sid(), { greeting: false }), api_key: key });
 
 async function exchange(key: string): Promise<Response> {
@@ -38,7 +38,7 @@ async function refusedStart(key: string, limit: string): Promise<number> {
 
 describe('per-account limits', () => {
   it('KEY_EXCHANGES_PER_MINUTE: the third exchange passes, the fourth is 429 with Retry-After; another account is untouched', async () => {
-    const key = keyOf('exchanges');
+    const key = (await keyOf('exchanges'));
     for (let i = 0; i < 3; i += 1) expect((await exchange(key)).status).toBe(201);
     const refused = await exchange(key);
     expect(refused.status).toBe(429);
@@ -49,11 +49,11 @@ describe('per-account limits', () => {
     expect(body).toMatchObject({ code: 'rate_limited', retryable: true, limit: 'key_exchanges_per_minute' });
     expect(body.retry_after_ms).toBeGreaterThan(55_000);
     expect(typeof body.detail).toBe('string');
-    expect((await exchange(keyOf('exchanges-other'))).status).toBe(201);
+    expect((await exchange((await keyOf('exchanges-other')))).status).toBe(201);
   });
 
   it('MAX_SESSIONS_PER_ACCOUNT: two live sessions, the third refused; one ends, and a new one is accepted', async () => {
-    const key = keyOf('concurrent');
+    const key = (await keyOf('concurrent'));
     const a = await startSession(t.wsUrl, start(key));
     const b = await startSession(t.wsUrl, start(key));
     expect(await refusedStart(key, 'max_sessions')).toBeGreaterThan(0);
@@ -67,7 +67,7 @@ describe('per-account limits', () => {
   });
 
   it('SESSION_STARTS_PER_MINUTE: four starts pass, the fifth is refused until the minute is over', async () => {
-    const key = keyOf('starts');
+    const key = (await keyOf('starts'));
     for (let i = 0; i < 4; i += 1) {
       const { client } = await startSession(t.wsUrl, start(key));
       client.close();
@@ -79,7 +79,7 @@ describe('per-account limits', () => {
   });
 
   it('INPUT_TEXT_PER_SECOND: two in a second are answered, the third is refused and the session goes on, in order', async () => {
-    const key = keyOf('typing');
+    const key = (await keyOf('typing'));
     const { client } = await startSession(t.wsUrl, start(key));
     for (const text of ['say one', 'say two', 'say three']) client.send({ type: 'input_text', text });
     client.send({ type: 'set_voice', voice: 'rms' });
@@ -99,8 +99,8 @@ describe('per-account limits', () => {
   });
 
   it('an account override beats the default: 0 lifts a limit, a number sets its own', async () => {
-    const key = keyOf('override');
-    await t.server.context.usage.book.setLimits('override', { max_sessions: 0, input_text_per_second: 1 });
+    const key = (await keyOf('override'));
+    await t.server.context.stores.accounts.setLimits('override', { max_sessions: 0, input_text_per_second: 1 });
     const sessions = [];
     for (let i = 0; i < 3; i += 1) sessions.push(await startSession(t.wsUrl, start(key)));
     const { client } = sessions[0]!;

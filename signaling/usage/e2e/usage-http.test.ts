@@ -14,7 +14,7 @@ let t: TestServer;
 let beta: string;
 beforeAll(async () => {
   t = await startTestServer();
-  beta = t.server.context.keys.create('beta').key;
+  beta = (await t.server.context.stores.keys.create('beta')).key;
 });
 afterAll(() => t.stop());
 

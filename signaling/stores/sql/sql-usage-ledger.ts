@@ -1,40 +1,48 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { METERS, type Meter } from '../../../session/protocol/usage.ts';
-import type { LedgerEntry, MeterTotals, UsageLedger, UsageQuery, UsageReport } from '../usage-ports.ts';
+import type { LedgerEntry, MeterTotals, UsageLedger, UsageQuery, UsageReport } from '../../usage/usage-ports.ts';
 import { ledgerRow } from './ledger-rows.ts';
-import type { UsageTables } from './usage-tables.ts';
+import type { SqlDatabase } from './sql-database.ts';
+import { sqliteLedgerWrites } from './sqlite-ledger-writes.ts';
 
 /**
  * The ledger on SQL, one implementation for SQLite and PostgreSQL. A batch of new entries is one
  * multi-row INSERT … ON CONFLICT DO NOTHING RETURNING (a retried write skips what is already
  * there) and one credit UPDATE per account for what was really inserted, in one transaction.
  * Every transaction starts with a write, so SQLite takes its write lock up front and waits out a
- * CLI writing the same file instead of failing.
+ * CLI writing the same file instead of failing. Failures are StoreUnavailableError (the
+ * database's health), which the ledger writer answers by keeping the entries and retrying.
  */
 export class SqlUsageLedger implements UsageLedger {
-  constructor(
-    private readonly db: Kysely<UsageTables>,
-    /** An engine's own faster way to do what record() does (SQLite: sqlite-ledger-writes.ts). */
-    private readonly writes?: (entries: readonly LedgerEntry[]) => void,
-  ) {}
+  private readonly db;
+  private readonly health;
+  /** SQLite's faster way to do what record() does (sqlite-ledger-writes.ts); `portable` skips it. */
+  private readonly writes;
+
+  constructor(database: SqlDatabase, options: { portable?: boolean } = {}) {
+    this.db = database.db;
+    this.health = database.health;
+    this.writes = database.sqliteFile && !options.portable ? sqliteLedgerWrites(database.sqliteFile) : undefined;
+  }
 
   async record(entries: readonly LedgerEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    if (this.writes) return this.writes(entries);
+    const writes = this.writes;
+    if (writes && (await this.health.run(async () => writes(entries)))) return;
     const now = new Date().toISOString();
-    await this.db.transaction().execute(async (trx) => {
+    await this.health.run(() => this.db.transaction().execute(async (trx) => {
       const inserted = await trx.insertInto('usage_ledger').values(entries.map(ledgerRow)).onConflict((oc) => oc.column('id').doNothing()).returning(['account', 'units']).execute();
       const spent = new Map<string, number>();
       for (const row of inserted) spent.set(row.account, (spent.get(row.account) ?? 0) + Number(row.units));
       for (const [account, units] of spent) {
         if (units !== 0) await trx.updateTable('credit').set({ balance: sql`balance - ${units}`, updated_at: now }).where('account', '=', account).execute();
       }
-    });
+    }));
   }
 
   async revise(entry: LedgerEntry): Promise<void> {
     const row = ledgerRow(entry);
-    await this.db.transaction().execute(async (trx) => {
+    await this.health.run(() => this.db.transaction().execute(async (trx) => {
       // The difference against what is stored, so revising twice takes it once.
       const stored = trx.selectFrom('usage_ledger').select('units').where('id', '=', entry.id);
       await trx
@@ -44,10 +52,14 @@ export class SqlUsageLedger implements UsageLedger {
         .execute();
       const { id: _id, ...values } = row;
       await trx.updateTable('usage_ledger').set(values).where('id', '=', entry.id).execute();
-    });
+    }));
   }
 
-  async report(query: UsageQuery): Promise<UsageReport> {
+  report(query: UsageQuery): Promise<UsageReport> {
+    return this.health.run(() => this.reportOf(query));
+  }
+
+  private async reportOf(query: UsageQuery): Promise<UsageReport> {
     let scope = this.db.selectFrom('usage_ledger').where('account', '=', query.account);
     if (query.from !== undefined) scope = scope.where('at', '>=', query.from);
     if (query.to !== undefined) scope = scope.where('at', '<', query.to);

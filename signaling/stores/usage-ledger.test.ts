@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Usage } from '../../../session/protocol/usage.ts';
-import { openUsageStore, type UsageStore } from '../usage-store.ts';
-import type { LedgerEntry } from '../usage-ports.ts';
+import type { Usage } from '../../session/protocol/usage.ts';
+import { sqlEngines } from '../testing/sql-engines.ts';
+import { openUsageStore, type UsageStore } from '../testing/usage-store.ts';
+import { LedgerWriter } from '../usage/ledger-writer.ts';
+import type { LedgerEntry } from '../usage/usage-ports.ts';
+import { StoreUnavailableError } from './unavailable.ts';
 
 /**
  * The usage store's contract: idempotent ledger writes that take units off credit once, revisions
@@ -23,25 +23,34 @@ function entry(account: string, sessionId: string, at: string, usage: Partial<Us
   return { id: `use_t:${n}`, account, sessionId, turnId, at, usage: { ...ZERO, ...usage }, units };
 }
 
-/** SQLite with its own write path, and with the portable one PostgreSQL takes. */
-const engines = [
-  { name: 'sqlite', open: (dir: string) => openUsageStore(dir) },
-  { name: 'sqlite, portable writes', open: (dir: string) => openUsageStore(dir, { portableWrites: true }) },
-];
+/**
+ * SQLite with its own write path, SQLite with the portable one PostgreSQL takes, and a real
+ * PostgreSQL (sqlEngines(): skipped, said on stderr, where it is not installed).
+ */
+const engines = sqlEngines().flatMap((engine) => (engine.name === 'sqlite' ? [{ engine, label: 'sqlite', portable: false }, { engine, label: 'sqlite, portable writes', portable: true }] : [{ engine, label: engine.name, portable: false }]));
 
-describe.each(engines)('usage store on $name', (engine) => {
-  const dirs: string[] = [];
+describe.each(engines)('usage store on $label', ({ engine, portable }) => {
   const stores: UsageStore[] = [];
   let store: UsageStore;
   beforeEach(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'parley-usage-'));
-    dirs.push(dir);
-    store = await engine.open(dir);
+    store = await openUsageStore(await engine.settings(), { portable });
     stores.push(store);
   });
   afterAll(async () => {
     for (const s of stores) await s.close();
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    await engine.cleanup();
+  });
+
+  it('a ledger whose database is gone rejects with StoreUnavailableError; the writer keeps the entries', async () => {
+    const logs: string[] = [];
+    const writer = new LedgerWriter(store.ledger, { warn: (_, msg) => logs.push(msg), info: (_, msg) => logs.push(msg), error: (_, msg) => logs.push(msg) });
+    await store.book.setCredit('acme', 10);
+    await store.close();
+    await expect(store.ledger.record([entry('acme', 's1', '2026-03-01T10:00:00.000Z', { session_s: 1 }, 1)])).rejects.toBeInstanceOf(StoreUnavailableError);
+    writer.record(entry('acme', 's1', '2026-03-01T10:00:01.000Z', { session_s: 2 }, 2));
+    await writer.flush(200);
+    expect(writer.inFlight('acme')).toBe(2);
+    expect(logs.filter((m) => m.includes('failed'))).toHaveLength(1);
   });
 
   it('writes an entry once however often it is recorded, and takes its units off the credit once', async () => {

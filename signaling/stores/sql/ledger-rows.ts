@@ -1,8 +1,8 @@
-import type { LedgerEntry } from '../usage-ports.ts';
-import type { UsageTables } from './usage-tables.ts';
+import type { LedgerEntry } from '../../usage/usage-ports.ts';
+import type { Tables } from './schema.ts';
 
 /** A ledger entry as its table row. */
-export function ledgerRow(entry: LedgerEntry): UsageTables['usage_ledger'] {
+export function ledgerRow(entry: LedgerEntry): Tables['usage_ledger'] {
   const u = entry.usage;
   return {
     id: entry.id,

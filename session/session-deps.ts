@@ -11,6 +11,7 @@ import type { Transport } from './transport.ts';
 import type { Prices, UsageSink } from './usage/usage-meter.ts';
 import type { DeadlineSettings } from './closing/session-deadlines.ts';
 import type { CreditSettings } from './usage/credit-watch.ts';
+import type { SessionObserver } from './observer.ts';
 import type { BargeInPolicy } from './voice/barge-in.ts';
 
 export interface SessionLog {
@@ -32,6 +33,8 @@ export interface SessionDeps {
   historyMaxChars?: number;
   /** Voice sessions only. */
   voice?: { tts: TextToSpeech; stt: SpeechToText; vad: VadFactory; bargeIn?: BargeInPolicy };
+  /** Metrics, logs and traces of the session's work (none when absent). */
+  observer?: SessionObserver;
   /** The pipeline's own formats when the transport is not the wire format (WebRTC: 48 kHz PCM16 both ways). */
   media?: { inputRate: number; outputRate: number; encoding: OutputEncoding };
   /** Where each turn's usage goes (the ledger) and how it is priced; without it usage is only on `done`. */

@@ -42,6 +42,8 @@ export const ConfigSchema = z.object({
   DATA_DIR: z.string().min(1).default('./data'),
   /** Feedback or client-error reports kept per file before it is rotated to `<file>.1`. */
   REPORTS_MAX_BYTES: z.coerce.number().int().min(65536).default(10 * 1024 * 1024),
+  /** With DATABASE_URL: feedback or client-error reports kept per kind (the oldest go first). */
+  REPORTS_MAX_ROWS: z.coerce.number().int().min(100).default(100_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   SCOPED_KEY_TTL_S: positiveInt.default(7800),
@@ -205,6 +207,29 @@ export const ConfigSchema = z.object({
   INPUT_TEXT_PER_SECOND: optionalLimit,
   /** Ask OpenAI-compatible models for their token usage (stream_options.include_usage); 0 for servers that refuse it. */
   LLM_STREAM_USAGE: flag.default(true),
+  /** /metrics: when set, readers send it as Authorization: Bearer; unset, only loopback clients may read. */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Bound of each /readyz dependency check (a store ping, a provider connect). */
+  READYZ_TIMEOUT_MS: positiveInt.default(1000),
+  /** OpenTelemetry traces go to this OTLP/HTTP collector (<endpoint>/v1/traces); unset, tracing is off. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  /** Collector request headers, `key=value` pairs separated by commas (OpenTelemetry's format). */
+  OTEL_EXPORTER_OTLP_HEADERS: z
+    .string()
+    .default('')
+    .transform((list, ctx) => {
+      const headers: Record<string, string> = {};
+      for (const pair of list.split(',').map((p) => p.trim()).filter(Boolean)) {
+        const eq = pair.indexOf('=');
+        if (eq <= 0) {
+          ctx.addIssue({ code: 'custom', message: `"${pair}" is not key=value` });
+          return z.NEVER;
+        }
+        headers[decodeURIComponent(pair.slice(0, eq).trim())] = decodeURIComponent(pair.slice(eq + 1).trim());
+      }
+      return headers;
+    }),
+  OTEL_SERVICE_NAME: z.string().min(1).default('parley'),
   /**
    * Comma-separated origins (`https://app.example.org`) whose pages may open /ws; a browser
    * upgrade from any other Origin is refused with 403. Unset: every origin (as before).

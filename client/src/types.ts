@@ -1,11 +1,12 @@
 import type { ServerFrame, ServerFrameOf, VoiceEntry } from '../../session/protocol/server.ts';
 import type { Mode } from '../../session/protocol/start.ts';
 import type { ToolChoice } from '../../session/protocol/common.ts';
+import type { TurnMetrics, TurnStage } from '../../session/protocol/turn-metrics.ts';
 import type { ResumeState } from './resume-state.ts';
 import type { AccountLimit, ClosingReason, Usage } from '../../session/protocol/usage.ts';
 
 /** Wire types come from the server's zod schemas, as types only: no zod in the bundle. */
-export type { ServerFrame, ServerFrameOf, Mode, ToolChoice, VoiceEntry, ResumeState, Usage, ClosingReason, AccountLimit };
+export type { ServerFrame, ServerFrameOf, Mode, ToolChoice, VoiceEntry, ResumeState, Usage, ClosingReason, AccountLimit, TurnMetrics, TurnStage };
 
 export type ReadyFrame = ServerFrameOf<'ready'>;
 /** done: the turn's status and its usage (the meters since the previous done). */

@@ -1,5 +1,3 @@
-import type { GcPauseSummary } from '../gc-pauses.ts';
-import type { LatenessSummary } from '../lateness-histogram.ts';
 import type { CallPeerConfig } from './call-peer.ts';
 
 /**
@@ -23,8 +21,8 @@ export type WorkerCommand =
   /** A possible barge-in: packets not sent yet are held, then resumed or discarded. */
   | { t: 'pause'; id: number }
   | { t: 'resume'; id: number }
-  /** The worker's pacing lateness since the last ask (benchmarks, diagnostics); `reset` starts over. */
-  | { t: 'lateness'; reset: boolean }
+  /** Send the media stats gathered so far now (a scrape, a benchmark window's end). */
+  | { t: 'stats' }
   | { t: 'control'; id: number; text: string }
   | { t: 'close'; id: number };
 
@@ -41,6 +39,12 @@ export type WorkerEvent =
   | { t: 'control-closed'; id: number }
   | { t: 'connected'; id: number }
   | { t: 'gone'; id: number }
-  | { t: 'lateness'; summary: LatenessSummary; gc: GcPauseSummary }
+  /**
+   * The worker's media stats since its last report (media-stats.ts), sent about once a second and
+   * when asked: each paced packet's lateness, each GC pause and each call's uplink jitter report
+   * (ms), and the uplink packets lost. Buffers are transferred. `asked`: the answer to a `stats`
+   * command (the others are the periodic ones).
+   */
+  | { t: 'stats'; asked: boolean; rtpLate: Float64Array; gc: Float64Array; jitter: Float64Array; lost: number }
   /** Whether the worker thread got the priority it asked for (sent once, at start). */
   | { t: 'priority'; nice: number; applied: boolean; reason?: string };

@@ -1,9 +1,9 @@
 import { setPriority } from 'node:os';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { OfferError } from './call-peer.ts';
 import type { MediaWorkerData, WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
-import { GcPauses } from '../gc-pauses.ts';
-import { sharedPacerClock } from '../pacer-clock.ts';
+import { setMediaStatsHooks } from '../media-stats.ts';
 import { ServerPeer } from './server-peer.ts';
 
 /**
@@ -33,8 +33,35 @@ if (nice !== 0) {
   }
 }
 
-/** This thread's garbage-collection pauses since the last lateness report (diagnostics). */
-const gc = new GcPauses();
+/**
+ * This thread's media stats, gathered raw and sent to the main thread about once a second (and
+ * when it asks), where the host's hooks turn them into metrics. A second of 70 calls is a few
+ * thousand numbers: one transferred message.
+ */
+const STATS_MS = 1000;
+let rtpLate: number[] = [];
+let gcPauses: number[] = [];
+let jitter: number[] = [];
+let lost = 0;
+setMediaStatsHooks({
+  rtpLate: (ms) => rtpLate.push(ms),
+  uplinkJitter: (ms) => jitter.push(ms),
+  uplinkLost: () => (lost += 1),
+});
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) gcPauses.push(entry.duration);
+}).observe({ entryTypes: ['gc'] });
+function postStats(asked: boolean): void {
+  const event = { t: 'stats', asked, rtpLate: Float64Array.from(rtpLate), gc: Float64Array.from(gcPauses), jitter: Float64Array.from(jitter), lost } satisfies WorkerEvent;
+  rtpLate = [];
+  gcPauses = [];
+  jitter = [];
+  lost = 0;
+  port.postMessage(event, [event.rtpLate.buffer, event.gc.buffer, event.jitter.buffer]);
+}
+setInterval(() => {
+  if (rtpLate.length + gcPauses.length + jitter.length + lost > 0) postStats(false);
+}, STATS_MS).unref();
 
 /**
  * Uplink audio leaves in batches: every frame decoded within AUDIO_BATCH_MS, packed into one
@@ -104,12 +131,8 @@ function run(command: WorkerCommand): void {
     case 'resume':
       peers.get(command.id)?.resumeQueued();
       return;
-    case 'lateness':
-      post({ t: 'lateness', summary: sharedPacerClock.lateness.summary(), gc: gc.summary() });
-      if (command.reset) {
-        sharedPacerClock.lateness.reset();
-        gc.reset();
-      }
+    case 'stats':
+      postStats(true);
       return;
     case 'control':
       peers.get(command.id)?.sendControl(command.text);

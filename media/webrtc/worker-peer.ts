@@ -1,18 +1,23 @@
 import { Worker } from 'node:worker_threads';
 import { OfferError, type CallPeer, type CallPeerConfig, type CallPeerEvents } from './call-peer.ts';
-import type { LatenessSummary } from '../lateness-histogram.ts';
-import type { GcPauseSummary } from '../gc-pauses.ts';
+import { mediaStats } from '../media-stats.ts';
 import type { MediaWorkerData, WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
 import { MEDIA_RATE } from './opus.ts';
 import { OpusFrameEncoder } from './opus-encoder.ts';
 import { PACKET_BURST_MS } from './packet-pacer.ts';
 
-/** One worker's RTP pacing lateness and GC pauses over a reporting period. */
-export type WorkerLateness = LatenessSummary & { gc: GcPauseSummary };
-
 type PriorityEvent = Extract<WorkerEvent, { t: 'priority' }>;
 
 const ENTRY = new URL('./media-worker-entry.mjs', import.meta.url);
+
+/** A worker's stats batch, handed to this thread's media hooks as if measured here. */
+function relayStats(event: Extract<WorkerEvent, { t: 'stats' }>): void {
+  const hooks = mediaStats();
+  for (const ms of event.rtpLate) hooks.rtpLate(ms);
+  for (const ms of event.gc) hooks.workerGc(ms);
+  for (const ms of event.jitter) hooks.uplinkJitter(ms);
+  for (let i = 0; i < event.lost; i += 1) hooks.uplinkLost();
+}
 
 /**
  * One media worker thread and the calls on it. Commands queue in an outbox flushed once per
@@ -23,7 +28,7 @@ class MediaWorker {
   private readonly peers = new Map<number, WorkerPeer>();
   private outbox: WorkerCommand[] = [];
   private dead = false;
-  private latenessWaiters: Array<(summary: WorkerLateness | undefined) => void> = [];
+  private statsWaiters: Array<() => void> = [];
 
   constructor(
     nice: number,
@@ -63,12 +68,12 @@ class MediaWorker {
     if (!this.dead && commands.length > 0) this.worker.postMessage(commands);
   }
 
-  /** The worker's pacing lateness (and GC pauses) since the last call with reset. */
-  lateness(reset: boolean): Promise<WorkerLateness | undefined> {
-    if (this.dead) return Promise.resolve(undefined);
+  /** Resolves once the worker's media stats so far have reached this thread's hooks. */
+  flushStats(): Promise<void> {
+    if (this.dead) return Promise.resolve();
     return new Promise((resolve) => {
-      this.latenessWaiters.push(resolve);
-      this.send({ t: 'lateness', reset });
+      this.statsWaiters.push(resolve);
+      this.send({ t: 'stats' });
     });
   }
 
@@ -77,8 +82,9 @@ class MediaWorker {
       this.onPriority(event);
       return;
     }
-    if (event.t === 'lateness') {
-      this.latenessWaiters.shift()?.({ ...event.summary, gc: event.gc });
+    if (event.t === 'stats') {
+      relayStats(event);
+      if (event.asked) this.statsWaiters.shift()?.();
       return;
     }
     if (event.t === 'audio') {
@@ -99,7 +105,7 @@ class MediaWorker {
     if (this.dead) return;
     this.dead = true;
     this.onDead(this);
-    for (const waiter of this.latenessWaiters.splice(0)) waiter(undefined);
+    for (const waiter of this.statsWaiters.splice(0)) waiter();
     const peers = [...this.peers.values()];
     this.peers.clear();
     for (const peer of peers) peer.workerDied();
@@ -176,7 +182,7 @@ export class WorkerPeer implements CallPeer {
     return Promise.resolve();
   }
 
-  onEvent(event: Exclude<WorkerEvent, { t: 'audio' } | { t: 'lateness' }>): void {
+  onEvent(event: Exclude<WorkerEvent, { t: 'audio' } | { t: 'stats' }>): void {
     switch (event.t) {
       case 'answered':
         this.pendingAnswer?.resolve(event.sdp);
@@ -246,10 +252,9 @@ export class MediaWorkerPool {
     return peer;
   }
 
-  /** Pacing lateness of every running worker (benchmarks, diagnostics). */
-  async lateness(reset: boolean): Promise<WorkerLateness[]> {
-    const all = await Promise.all(this.workers.map((w) => w.lateness(reset)));
-    return all.filter((s): s is WorkerLateness => s !== undefined);
+  /** Resolves once every running worker's media stats so far have reached the hooks (a scrape, a benchmark window). */
+  async flushStats(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.flushStats()));
   }
 
   private pick(): MediaWorker {

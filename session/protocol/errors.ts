@@ -70,6 +70,7 @@ export const HTTP_ERRORS = {
   invalid_request: 400,
   invalid_parameter: 400,
   unauthorized: 401,
+  forbidden: 403,
   forbidden_origin: 403,
   not_found: 404,
   method_not_allowed: 405,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ACCOUNT_LIMITS, CLOSING_REASONS, Usage } from './usage.ts';
+import { TurnMetrics } from './turn-metrics.ts';
 
 /**
  * One schema per server-to-client frame. SPEC marks each frame open (may carry more fields) or
@@ -73,6 +74,7 @@ export const DoneFrame = open('done', {
   status: z.enum(['completed', 'interrupted', 'canceled', 'error']),
   /** The turn's meters: everything the session used since the previous done. */
   usage: Usage,
+  metrics: TurnMetrics.optional(),
 });
 export const SessionEndRequestedFrame = open('session_end_requested', { farewell: z.string().optional() });
 export const InterruptedFrame = open('interrupted', {

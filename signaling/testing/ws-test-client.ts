@@ -11,7 +11,11 @@ type FrameOf<T extends Frame['type']> = Extract<Frame, { type: T }>;
  */
 export class WsTestClient {
   readonly frames: Frame[] = [];
+  /** performance.now() when each of `frames` arrived. */
+  readonly arrivals: number[] = [];
   readonly audio: Buffer[] = [];
+  /** performance.now() when each of `audio` arrived. */
+  readonly audioArrivals: number[] = [];
   readonly violations: string[] = [];
   closed: { code: number; reason: string } | undefined;
   private waiters: Array<() => void> = [];
@@ -19,13 +23,16 @@ export class WsTestClient {
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data, isBinary) => {
+      const at = performance.now();
       if (isBinary) {
         this.audio.push(data as Buffer);
+        this.audioArrivals.push(at);
       } else {
         const raw: unknown = JSON.parse(String(data));
         const parsed = ServerFrame.safeParse(raw);
         if (!parsed.success) this.violations.push(`${JSON.stringify(raw)}: ${parsed.error.message}`);
         this.frames.push(raw as Frame);
+        this.arrivals.push(at);
       }
       this.wake();
     });
@@ -89,6 +96,13 @@ export class WsTestClient {
       this.closedPromise,
       new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`socket did not close; frames: ${this.describe()}`)), timeoutMs)),
     ]);
+  }
+
+  /** When `frame` (one of `frames`) arrived. */
+  arrivalOf(frame: Frame): number {
+    const i = this.frames.indexOf(frame);
+    if (i < 0) throw new Error('not a frame of this client');
+    return this.arrivals[i]!;
   }
 
   /** Frames of one type, in arrival order. */

@@ -29,6 +29,7 @@ export class WebRtcSetup {
   private peer: CallPeer | undefined;
   private answered = false;
   private session: Session | undefined;
+  private offeredAt = 0;
 
   constructor(
     private readonly server: ServerContext,
@@ -49,6 +50,7 @@ export class WebRtcSetup {
       return this.hooks.sendError('invalid_offer', 'an offer was already received for this call; one offer per call');
     }
     const { config } = this.server;
+    this.offeredAt = performance.now();
     const options: CallPeerOptions = {
       // STUN only: the server has its own address; TURN relays are for clients behind NAT, and an
       // unreachable entry here would stall gathering.
@@ -89,7 +91,9 @@ export class WebRtcSetup {
   }
 
   private onConnected(peer: CallPeer): void {
-    const transport = new WebRtcTransport(peer, this.signaling, this.prepared.settings.backgroundAudio);
+    const { metrics } = this.server.observability;
+    metrics.webrtcConnect.observe((performance.now() - this.offeredAt) / 1000);
+    const transport = new WebRtcTransport(peer, this.signaling, this.prepared.settings.backgroundAudio, metrics);
     // Opus both ways at the media rate; the session sees plain PCM16 and resamples nothing.
     this.session = this.prepared.build(transport, { inputRate: MEDIA_RATE, outputRate: MEDIA_RATE, encoding: 'pcm16' });
     this.hooks.onSession(this.session, transport);

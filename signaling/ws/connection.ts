@@ -18,6 +18,8 @@ import type { WebRtcTransport } from '../webrtc/webrtc-transport.ts';
 import type { Transport } from '../../session/transport.ts';
 import type { AccountLimit } from '../../session/protocol/usage.ts';
 import { gateInputText } from '../usage/input-text-gate.ts';
+import { SessionTelemetry } from '../observability/session-telemetry.ts';
+import { errorCodeLabel } from '../observability/metrics.ts';
 
 /**
  * One WebSocket from upgrade to close: waits for the start frame, opens (or resumes) the
@@ -37,6 +39,7 @@ export class Connection implements RegisteredSession {
   private frames: Transport;
   private webrtc: WebRtcSetup | undefined;
   private webrtcTransport: WebRtcTransport | undefined;
+  private telemetry: SessionTelemetry | undefined;
   private startTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   /** Frames that arrived while a start or an input_text verdict was being decided. */
@@ -54,7 +57,11 @@ export class Connection implements RegisteredSession {
     /** The client's address, for the failed-attempt counts. */
     private readonly address: string,
   ) {
-    this.transport = new WebSocketTransport(ws, server.config, (code, detail) => this.fail(code, detail));
+    const { metrics, active } = server.observability;
+    this.transport = new WebSocketTransport(ws, server.config, (code, detail) => this.fail(code, detail), {
+      errorSent: active ? (code) => metrics.errors.inc({ code: errorCodeLabel(code) }) : () => undefined,
+      ...(active ? { lateness: metrics.downlinkLateness.of('websocket') } : {}),
+    });
     this.frames = this.transport;
     ws.on('message', (data, isBinary) => this.onMessage(toBuffer(data), isBinary));
     // A connected WebRTC call outlives its signaling socket (SPEC): only the peer ends it.
@@ -213,6 +220,13 @@ export class Connection implements RegisteredSession {
     if (joined !== 'acquired') return this.fail('rate_limited', joined.detail, { retry_after_ms: joined.retryAfterMs, limit: 'max_sessions' });
     if (prepared.credential.kind === 'scoped') this.armExpiry(prepared.credential.expiresAt);
     const { credential } = prepared;
+    const telemetry = this.server.observability.active
+      ? new SessionTelemetry(this.server.observability, this.server.log.child({ session_id: this.sessionId, account: prepared.credential.account }), {
+          sessionId: this.sessionId, account: prepared.credential.account, transport, modality: prepared.settings.modality, resumed: prepared.resumed,
+        })
+      : undefined;
+    this.telemetry = telemetry;
+    const observed: PreparedSession = { ...prepared, build: (on, media) => prepared.build(on, media, telemetry) };
     const begin = (session: Session): void => {
       this.session = session;
       this.untaken = undefined;
@@ -225,10 +239,10 @@ export class Connection implements RegisteredSession {
         session.closing.plan('session_window', credential.expiresAt - Date.now(), true, () => this.expire());
       }
     };
-    if (start.transport?.kind !== 'webrtc') return begin(prepared.build(this.transport));
+    if (transport === 'websocket') return begin(observed.build(this.transport));
     // WebRTC: ready waits until the peer is connected, so the greeting is never spoken into a
     // call that cannot carry it yet.
-    this.webrtc = new WebRtcSetup(this.server, start.session_id, prepared, this.transport, {
+    this.webrtc = new WebRtcSetup(this.server, start.session_id, observed, this.transport, {
       sendError: (code, detail) => this.sendError(code, detail),
       onSession: (session, transport) => {
         clearTimeout(this.startTimer);
@@ -341,6 +355,7 @@ export class Connection implements RegisteredSession {
       else void record.stash(session);
       session.log.info({ close_code: code, stashed: code !== 1000 }, 'session ended');
     }
+    this.telemetry?.end(code);
     record?.release();
     this.giveBack();
   }

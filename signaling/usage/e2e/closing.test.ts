@@ -96,7 +96,7 @@ describe('session_closing_soon ahead of every planned close (real time, 1 s noti
     // The idle close waits for the sign-off to be said: later than announced, never earlier.
     expect(idled!.closeAt - idled!.noticeAt).toBeGreaterThanOrEqual(idled!.notice.closes_in_ms - 10);
 
-    // restart: a drain with DRAIN_TIMEOUT_MS 3000 leaves 2 s, so the notice gets the whole second.
+    // restart: a drain with DRAIN_TIMEOUT_MS 3000 keeps half for the closes and leaves 1.5 s, so the notice gets the whole second.
     const restarting = await open(plain!, plain!.key);
     const stopping = plain!.stop();
     const restart = await noticeThenClose(restarting.client, restarting.since, 'restart');

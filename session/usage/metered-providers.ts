@@ -29,6 +29,8 @@ export function meteredModel(model: LanguageModel, meter: Pick<UsageMeter, 'toke
 export function meteredSpeechToText(stt: SpeechToText, meter: Pick<UsageMeter, 'asr'>): SpeechToText {
   return {
     name: stt.name,
+    // partials passes through: the lexical end-of-turn cue is on only for recognisers that have them.
+    ...(stt.partials ? { partials: true } : {}),
     open() {
       const stream = stt.open();
       const write = stream.write.bind(stream);

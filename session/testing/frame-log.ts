@@ -1,0 +1,104 @@
+import { ServerFrame } from '../protocol/server.ts';
+
+type Frame = ServerFrame;
+export type FrameOf<T extends Frame['type']> = Extract<Frame, { type: T }>;
+
+export interface Closed {
+  code: number;
+  reason: string;
+}
+
+/**
+ * What a client received, in order: JSON frames (each checked against SPEC's server schemas,
+ * closed frames reject extra fields), binary audio, and the close. Waits resolve on arrival,
+ * never by polling, so they work the same on the real clock and on vitest's fake one (the
+ * timeout is then simulated time). Shared by the socket client of the end-to-end tests and the
+ * recording transport of the unit tests.
+ */
+export class FrameLog {
+  readonly frames: Frame[] = [];
+  readonly audio: Buffer[] = [];
+  readonly violations: string[] = [];
+  closed: Closed | undefined;
+  private waiters: Array<() => boolean> = [];
+
+  /** A JSON frame as it came off the wire. */
+  recordFrame(raw: unknown): void {
+    const parsed = ServerFrame.safeParse(raw);
+    if (!parsed.success) this.violations.push(`${JSON.stringify(raw)}: ${parsed.error.message}`);
+    this.frames.push(raw as Frame);
+    this.wake();
+  }
+
+  recordAudio(bytes: Buffer): void {
+    this.audio.push(bytes);
+    this.wake();
+  }
+
+  recordClose(closed: Closed): void {
+    if (this.closed) return;
+    this.closed = closed;
+    this.wake();
+  }
+
+  /** Resolves with the first frame (from `after` on) that matches; rejects after `timeoutMs`. */
+  waitFor<T extends Frame['type']>(type: T, predicate: (frame: FrameOf<T>) => boolean = () => true, timeoutMs = 5000, after = 0): Promise<FrameOf<T>> {
+    const find = (): FrameOf<T> | undefined => this.frames.slice(after).find((f): f is FrameOf<T> => f.type === type && predicate(f as FrameOf<T>));
+    return this.until(find, timeoutMs, `${type}`, true);
+  }
+
+  /** Resolves once more than `count` audio frames arrived. */
+  waitAudio(count = 0, timeoutMs = 5000): Promise<void> {
+    return this.until(() => (this.audio.length > count ? true : undefined), timeoutMs, `audio frame #${count + 1}`, true).then(() => undefined);
+  }
+
+  waitClose(timeoutMs = 5000): Promise<Closed> {
+    return this.until(() => this.closed, timeoutMs, 'the close', false);
+  }
+
+  /** Frames of one type, in arrival order. */
+  all<T extends Frame['type']>(type: T): FrameOf<T>[] {
+    return this.frames.filter((f): f is FrameOf<T> => f.type === type);
+  }
+
+  /** Types of the frames that carry this turn id, in order. */
+  turnTypes(turnId: string): string[] {
+    return this.frames.filter((f) => 'turn_id' in f && f.turn_id === turnId).map((f) => f.type);
+  }
+
+  assertProtocol(): void {
+    if (this.violations.length > 0) throw new Error(`protocol violations:\n${this.violations.join('\n')}`);
+  }
+
+  describe(): string {
+    return this.frames.map((f) => f.type).join(',');
+  }
+
+  private until<R>(check: () => R | undefined, timeoutMs: number, what: string, failOnClose: boolean): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== attempt);
+        reject(new Error(`timed out waiting for ${what}; frames: ${this.describe()}`));
+      }, timeoutMs);
+      const attempt = (): boolean => {
+        const found = check();
+        if (found !== undefined) {
+          clearTimeout(timer);
+          resolve(found);
+          return true;
+        }
+        if (failOnClose && this.closed) {
+          clearTimeout(timer);
+          reject(new Error(`closed (${this.closed.code} ${this.closed.reason}) before ${what}; frames: ${this.describe()}`));
+          return true;
+        }
+        return false;
+      };
+      if (!attempt()) this.waiters.push(attempt);
+    });
+  }
+
+  private wake(): void {
+    this.waiters = this.waiters.filter((attempt) => !attempt());
+  }
+}

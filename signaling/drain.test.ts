@@ -70,12 +70,18 @@ async function spawnServer(env: Record<string, string> = {}): Promise<Child> {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
-  const deadline = Date.now() + 30_000;
-  while (!stdout.includes('listening')) {
-    if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}): ${stderr}`);
-    if (Date.now() > deadline) throw new Error(`server did not start: ${stdout} ${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  // Started once it says so on stdout; an early exit fails at once.
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${stdout} ${stderr}`)), 30_000);
+    const check = (): void => {
+      if (!stdout.includes('listening')) return;
+      clearTimeout(timer);
+      resolve();
+    };
+    child.stdout?.on('data', check);
+    void exited.then(({ code }) => reject(new Error(`server exited early (${code}): ${stderr}`)));
+    check();
+  });
   return { process: child, port, key, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
@@ -126,10 +132,7 @@ describe('SIGTERM drain (child process)', () => {
 
     expect(await attempt(wsUrl, server.key)).not.toBe('accepted');
 
-    const exit = await Promise.race([
-      server.exited,
-      new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 15_000)),
-    ]);
+    const exit = await within(15_000, server.exited);
     expect(exit).toEqual({ code: 0, signal: null });
     expect(server.stderr()).not.toMatch(/failed|error/i);
   }, 60_000);
@@ -139,10 +142,7 @@ describe('SIGTERM drain (child process)', () => {
     const health = await fetch(`http://127.0.0.1:${server.port}/healthz`);
     expect(health.status).toBe(200);
     server.process.kill('SIGTERM');
-    const exit = await Promise.race([
-      server.exited,
-      new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 15_000)),
-    ]);
+    const exit = await within(15_000, server.exited);
     expect(exit).toEqual({ code: 0, signal: null });
     await expect(fetch(`http://127.0.0.1:${server.port}/healthz`)).rejects.toThrow();
   }, 60_000);
@@ -192,3 +192,10 @@ describe('stop() drain (in process)', () => {
     client.assertProtocol();
   }, 60_000);
 });
+
+/** The promise's value, or 'timeout' after `ms`. */
+function within<T>(ms: number, promise: Promise<T>): Promise<T | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(resolve, ms, 'timeout')));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -9,15 +9,18 @@ import { MediaWorkerPool } from './worker-peer.ts';
 const pool = new MediaWorkerPool(1);
 const workersOf = (p: MediaWorkerPool): Array<{ worker: Worker }> => (p as unknown as { workers: Array<{ worker: Worker }> }).workers;
 
-function events(): CallPeerEvents & { gone: number; connected: number } {
+function events(): CallPeerEvents & { gone: number; connected: number; whenConnected: Promise<void> } {
+  let connected!: () => void;
   const e = {
     gone: 0,
     connected: 0,
+    whenConnected: new Promise<void>((resolve) => (connected = resolve)),
     onAudio: () => undefined,
     onControl: () => undefined,
     onControlOpen: () => undefined,
     onConnected: () => {
       e.connected += 1;
+      connected();
     },
     onGone: () => {
       e.gone += 1;
@@ -39,7 +42,7 @@ describe('MediaWorkerPool', () => {
     const answer = await peer.answer(await client.offer());
     expect(answer).toMatch(/^m=audio /m);
     await client.accept(answer);
-    while (e.connected === 0) await new Promise((r) => setTimeout(r, 10));
+    await e.whenConnected;
     expect(peer.downlinkLeadMs).toBe(200);
     expect(peer.sendAheadMs).toBe(60);
 

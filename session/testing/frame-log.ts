@@ -1,3 +1,4 @@
+import { Arrivals } from '../../media/testing/arrivals.ts';
 import { ServerFrame } from '../protocol/server.ts';
 
 type Frame = ServerFrame;
@@ -20,25 +21,25 @@ export class FrameLog {
   readonly audio: Buffer[] = [];
   readonly violations: string[] = [];
   closed: Closed | undefined;
-  private waiters: Array<() => boolean> = [];
+  private readonly arrivals = new Arrivals();
 
   /** A JSON frame as it came off the wire. */
   recordFrame(raw: unknown): void {
     const parsed = ServerFrame.safeParse(raw);
     if (!parsed.success) this.violations.push(`${JSON.stringify(raw)}: ${parsed.error.message}`);
     this.frames.push(raw as Frame);
-    this.wake();
+    this.arrivals.notify();
   }
 
   recordAudio(bytes: Buffer): void {
     this.audio.push(bytes);
-    this.wake();
+    this.arrivals.notify();
   }
 
   recordClose(closed: Closed): void {
     if (this.closed) return;
     this.closed = closed;
-    this.wake();
+    this.arrivals.notify();
   }
 
   /** Resolves with the first frame (from `after` on) that matches; rejects after `timeoutMs`. */
@@ -75,30 +76,7 @@ export class FrameLog {
   }
 
   private until<R>(check: () => R | undefined, timeoutMs: number, what: string, failOnClose: boolean): Promise<R> {
-    return new Promise<R>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== attempt);
-        reject(new Error(`timed out waiting for ${what}; frames: ${this.describe()}`));
-      }, timeoutMs);
-      const attempt = (): boolean => {
-        const found = check();
-        if (found !== undefined) {
-          clearTimeout(timer);
-          resolve(found);
-          return true;
-        }
-        if (failOnClose && this.closed) {
-          clearTimeout(timer);
-          reject(new Error(`closed (${this.closed.code} ${this.closed.reason}) before ${what}; frames: ${this.describe()}`));
-          return true;
-        }
-        return false;
-      };
-      if (!attempt()) this.waiters.push(attempt);
-    });
-  }
-
-  private wake(): void {
-    this.waiters = this.waiters.filter((attempt) => !attempt());
+    const closed = (): string | undefined => (failOnClose && this.closed ? `closed (${this.closed.code} ${this.closed.reason})` : undefined);
+    return this.arrivals.until(check, timeoutMs, () => `${what}; frames: ${this.describe()}`, closed);
   }
 }

@@ -4,8 +4,7 @@
  * length follows the text, and a microphone that sends 20 ms frames on the (fake) clock.
  */
 import { readFileSync } from 'node:fs';
-import { int16ToBytes } from '../../media/pcm.ts';
-import { loadFixture } from '../../media/testing/audio-stream.ts';
+import { loadFixture, streamRealtime } from '../../media/testing/audio-stream.ts';
 import { loadVad, VoiceActivityDetector } from '../../media/vad.ts';
 import { clipTranscriber, FakeSpeechToText, FakeTextToSpeech, type FakeTtsOptions } from './fake-speech.ts';
 import { openTestSession, type TestSession, type TestSessionOptions } from './test-session.ts';
@@ -39,27 +38,9 @@ export function openVoiceSession(options: TestSessionOptions & { tts?: FakeTtsOp
   return { client, stt, tts };
 }
 
-/**
- * A microphone: `samples` go out as binary 20 ms frames, one per 20 ms of the clock, the first at
- * once. Resolves after the last frame (or when the session closed).
- */
-export function speak(client: TestSession, samples: Int16Array, rate = 16000): Promise<void> {
-  const frame = Math.round((rate * 20) / 1000);
-  let offset = 0;
-  return new Promise((resolve) => {
-    const push = (): boolean => {
-      if (client.closed || offset >= samples.length) return false;
-      client.sendBinary(int16ToBytes(samples.subarray(offset, offset + frame)));
-      offset += frame;
-      return offset < samples.length;
-    };
-    if (!push()) return resolve();
-    const timer = setInterval(() => {
-      if (push()) return;
-      clearInterval(timer);
-      resolve();
-    }, 20);
-  });
+/** A microphone: `samples` go out as binary 20 ms frames, one per 20 ms of the clock, the first at once. */
+export async function speak(client: TestSession, samples: Int16Array, rate = 16000): Promise<void> {
+  await streamRealtime(client, samples, rate);
 }
 
 /** Milliseconds of downlink audio received, for `bytesPerSample` and `rate`. */

@@ -71,12 +71,3 @@ export async function expectStartRejected(
   client.assertProtocol();
   return error;
 }
-
-/** Polls a condition (no timing assertion: only a generous upper bound). */
-export async function eventually(predicate: () => boolean, timeoutMs = WAIT_MS, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

@@ -163,7 +163,7 @@ export async function waitSocketsClosed(page: Page, timeoutMs = 8000): Promise<v
 }
 
 /** Resolves once the client received at least `ms` of assistant audio. */
-export async function waitAudioMs(page: Page, ms: number, timeoutMs = 8000): Promise<void> {
+export async function waitReceivedAudio(page: Page, ms: number, timeoutMs = 8000): Promise<void> {
   await page.waitForFunction((min: number) => (window as W).audioMs((window as W).client) >= min, { timeout: timeoutMs }, ms);
 }
 

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
 import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
 import { chromiumAvailable, closeChromium, launchChromium } from './browser.ts';
-import { clearWire, events, makeClient, openClientPage, waitAudioMs, waitBinary, waitCaptured, waitEvent, wireBinary, wireFrames, type W } from './client-page.ts';
+import { clearWire, events, makeClient, openClientPage, waitReceivedAudio, waitBinary, waitCaptured, waitEvent, wireBinary, wireFrames, type W } from './client-page.ts';
 
 /**
  * Voice in headless Chromium against the real server (offline ASR and TTS): capture from
@@ -219,7 +219,7 @@ describe.skipIf(!chromiumAvailable())('RealtimeClient in Chromium: voice', { tim
     expect(ack.reply_started).toBe(true);
     await waitEvent(p, 'audio');
     // A good part of the reply is out before the barge, so the correction has something to cut.
-    await waitAudioMs(p, 1200);
+    await waitReceivedAudio(p, 1200);
     const heard = await events(p, 'audio');
     expect(heard[0]).toMatchObject({ sr: 16000, isFloat32: true });
     expect(await p.evaluate(() => (window as W).client.responding)).toBe(true);

@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import type { Session } from '../../session/session.ts';
 import { randomId } from '../../session/ids.ts';
@@ -39,11 +40,12 @@ export class Connection implements RegisteredSession {
   private ended = false;
 
   constructor(
-    private readonly ws: WebSocket,
+    ws: WebSocket,
+    socket: Duplex,
     private readonly server: ServerContext,
     private readonly handshake: HandshakeAuth | undefined,
   ) {
-    this.transport = new WebSocketTransport(ws, server.config, (code, detail) => this.fail(code, detail));
+    this.transport = new WebSocketTransport(ws, socket, server.config, (code, detail) => this.fail(code, detail));
     this.frames = this.transport;
     ws.on('message', (data, isBinary) => this.onMessage(toBuffer(data), isBinary));
     // A connected WebRTC call outlives its signaling socket (SPEC): only the peer ends it.

@@ -46,7 +46,7 @@ export function attachWebSocketServer(http: Server, server: ServerContext): Atta
         const state = liveness.get(ws);
         if (state) state.alive = true;
       });
-      new Connection(ws, server, handshake);
+      new Connection(ws, socket, server, handshake);
     });
   });
 

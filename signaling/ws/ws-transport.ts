@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config.ts';
 import type { WsErrorCode } from '../../session/protocol/errors.ts';
@@ -15,8 +16,13 @@ export class WebSocketTransport implements Transport {
   private corked = false;
   private reported = false;
 
+  /**
+   * `socket` is the one the HTTP server handed to the upgrade, which ws.handleUpgrade writes
+   * every frame into (ws-transport.test.ts checks that corking it batches ws's writes).
+   */
   constructor(
     private readonly ws: WebSocket,
+    private readonly socket: Duplex,
     private readonly limits: Pick<Config, 'AUDIO_BACKLOG_BYTES' | 'SEND_BACKLOG_LIMIT_BYTES' | 'SLOW_CONSUMER_MS'>,
     private readonly onSlowConsumer: (code: WsErrorCode, detail: string) => void,
   ) {}
@@ -38,13 +44,11 @@ export class WebSocketTransport implements Transport {
    */
   private batch(): void {
     if (this.corked) return;
-    const socket = (this.ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
-    if (!socket) return;
     this.corked = true;
-    socket.cork();
+    this.socket.cork();
     process.nextTick(() => {
       this.corked = false;
-      socket.uncork();
+      this.socket.uncork();
     });
   }
 

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { progress } from './lib/stats.ts';
@@ -15,6 +15,7 @@ import type { Benchmark, Row } from './types.ts';
  */
 const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./text-latency.ts'),
+  () => import('./text-adapter.ts'),
   () => import('./voice.ts'),
   () => import('./webrtc.ts'),
   () => import('./resume.ts'),
@@ -22,6 +23,20 @@ const BENCHMARKS: Array<() => Promise<Benchmark>> = [
 ];
 
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));
+
+/** The figures issue 19 set goals for: the summary at the top of the output. */
+const SUMMARY: Array<{ goal: string; benchmark: string; metric: string; target: string }> = [
+  { goal: 'adapter path CPU per text turn / local path, 1 session', benchmark: 'text-adapter', metric: 'adapter path: server CPU per text turn, 1 session', target: '≤ 2× local' },
+  { goal: 'adapter path CPU ratio to local, 1000 sessions', benchmark: 'text-adapter', metric: 'adapter path: CPU ratio to local, 1000 sessions', target: '≤ 2' },
+  { goal: 'adapter path input_text → first text_delta p50, 1 session', benchmark: 'text-adapter', metric: 'adapter path: input_text → first text_delta p50, 1 session', target: 'server-added < 1 ms' },
+  { goal: 'adapter path input_text → first text_delta p99, 1000 sessions', benchmark: 'text-adapter', metric: 'adapter path: input_text → first text_delta p99, 1000 sessions', target: '< 10 ms' },
+  { goal: 'adapter path turns/s at saturation', benchmark: 'text-adapter', metric: 'adapter path: turns/s at saturation', target: 'report' },
+  { goal: 'local providers end of speech → first audio p50', benchmark: 'voice', metric: 'local providers: end of speech → first audio byte p50', target: '< 250 ms' },
+  { goal: 'local providers talking sessions per core', benchmark: 'voice', metric: 'local providers: talking sessions per core (est.)', target: '≥ 12' },
+  { goal: 'WebSocket voice sessions, one process, jitter p99 < 20 ms', benchmark: 'voice', metric: 'concurrent voice sessions with jitter p99 < 20 ms, one process', target: '≥ 300' },
+  { goal: 'WebRTC offer → connected p50 (werift peer)', benchmark: 'webrtc', metric: 'offer → connected p50', target: '< 300 ms (aiortc)' },
+  { goal: 'WebRTC calls per core, jitter p99 < 10 ms', benchmark: 'webrtc', metric: 'one core: concurrent WebRTC calls with jitter p99 < 10 ms', target: '≥ 60' },
+];
 
 async function main(): Promise<number> {
   const filters = process.argv.slice(2).map((f) => f.toLowerCase());
@@ -58,7 +73,8 @@ async function main(): Promise<number> {
       `load average ${loadavg()[0]?.toFixed(2)} at the end; ${((Date.now() - started) / 1000).toFixed(0)} s. Figures, not pass/fail: targets are in the notes.`,
     '',
   ].join('\n');
-  const table = formatTable(rows);
+  const previous = previousValues();
+  const table = `${formatSummary(rows, previous)}\n\n${formatTable(rows, previous)}`;
   process.stdout.write(`${table}\n`);
   writeFileSync(RESULTS, `${header}\n${table}\n`);
   progress(`wrote ${RESULTS}`);
@@ -66,11 +82,41 @@ async function main(): Promise<number> {
   return failures.length > 0 ? 1 : 0;
 }
 
-export function formatTable(rows: readonly Row[]): string {
+/**
+ * One table; `previous` (benchmark + metric → value, from the last results.md) fills the
+ * "previous" column so a run reads against the one before it.
+ */
+export function formatTable(rows: readonly Row[], previous: ReadonlyMap<string, string> = new Map()): string {
   const cell = (v: string | number): string => String(v).replace(/\|/g, '\\|').replace(/\n/g, ' ');
-  const lines = ['| benchmark | metric | value | unit | note |', '|---|---|---:|---|---|'];
-  for (const r of rows) lines.push(`| ${cell(r.benchmark)} | ${cell(r.metric)} | ${cell(r.value)} | ${cell(r.unit)} | ${cell(r.note)} |`);
+  const lines = ['| benchmark | metric | value | previous | unit | note |', '|---|---|---:|---:|---|---|'];
+  for (const r of rows) {
+    const before = previous.get(`${cell(r.benchmark)}|${cell(r.metric)}`) ?? '–';
+    lines.push(`| ${cell(r.benchmark)} | ${cell(r.metric)} | ${cell(r.value)} | ${before} | ${cell(r.unit)} | ${cell(r.note)} |`);
+  }
   return lines.join('\n');
+}
+
+/** The issue-19 goals: this run's figure, the previous run's, the target. Rows not run show –. */
+export function formatSummary(rows: readonly Row[], previous: ReadonlyMap<string, string>): string {
+  const lines = ['| goal | value | previous | unit | target |', '|---|---:|---:|---|---|'];
+  for (const s of SUMMARY) {
+    const row = rows.find((r) => r.benchmark === s.benchmark && r.metric === s.metric);
+    lines.push(`| ${s.goal} | ${row?.value ?? '–'} | ${previous.get(`${s.benchmark}|${s.metric}`) ?? '–'} | ${row?.unit ?? ''} | ${s.target} |`);
+  }
+  return lines.join('\n');
+}
+
+/** Values of the last recorded run (bench/results.md), keyed by benchmark and metric. */
+export function previousValues(file = RESULTS): Map<string, string> {
+  const values = new Map<string, string>();
+  if (!existsSync(file)) return values;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    // Rows of either layout: | benchmark | metric | value | (previous |) unit | note |
+    const cells = line.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim());
+    if (cells.length < 5 || cells[0] === 'benchmark' || cells[0]?.startsWith('---')) continue;
+    values.set(`${cells[0]}|${cells[1]}`, cells[2] ?? '–');
+  }
+  return values;
 }
 
 function oneLine(text: string): string {

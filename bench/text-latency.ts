@@ -133,7 +133,7 @@ async function rounds(server: ChildServer, sessions: readonly BenchSession[], bu
  * jitter) over `spreadMs`; 0 sends all in the same tick. Resolves with every latency once each
  * session's reply is complete.
  */
-async function round1(sessions: readonly BenchSession[], kind: 'text' | 'voice', spreadMs: number): Promise<number[]> {
+export async function round1(sessions: readonly BenchSession[], kind: 'text' | 'voice', spreadMs: number): Promise<number[]> {
   const n = sessions.length;
   const order = shuffle(sessions);
   const offsets = order.map((_, i) => ((i + Math.random()) * spreadMs) / n);
@@ -225,7 +225,7 @@ function latencyRows(results: Map<number, Measured>): Row[] {
 }
 
 /** The server warms helper processes up after it listens; nothing is measured until they idle. */
-async function settleAfterStart(server: ChildServer): Promise<void> {
+export async function settleAfterStart(server: ChildServer): Promise<void> {
   const waited = await waitForQuiet(() => server.treeCpuMs());
   progress(`text-latency: server process tree quiet after ${(waited / 1000).toFixed(1)} s`);
 }
@@ -303,7 +303,7 @@ async function settledRss(server: ChildServer): Promise<number> {
 }
 
 /** Flags figures taken while something else loaded the machine. */
-function busyWarning(load: LoadMeter): string {
+export function busyWarning(load: LoadMeter): string {
   return load.foreignCores > 0.15 ? ' (MACHINE BUSY: figures inflated; rerun on a quiet machine)' : '';
 }
 

@@ -1,7 +1,8 @@
-import { errorFrame } from './protocol/errors.ts';
+import { errorFrame, type SessionErrorCode } from './protocol/errors.ts';
 import type { ServerFrame } from './protocol/server.ts';
 import type { ConversationHistory, HistorySlot } from './history.ts';
 import type { LanguageModel, ModelTool, ModelToolChoice, ToolCallRequest } from './providers/llm.ts';
+import { clientDetail } from './providers/provider-error.ts';
 import { FLOOR_YIELD } from './tools/tool-calls.ts';
 import { pairToolMessages } from './tools/tool-messages.ts';
 import type { ToolRoundResult } from './tools/types.ts';
@@ -39,6 +40,12 @@ export interface TurnOptions {
   /** Called just before `done`, so frames that belong to the turn land inside it. */
   beforeDone?(status: TurnStatus, delivered: string): void;
 }
+
+/**
+ * The reason a finished turn aborts its signal with: made once, since abort() without a reason
+ * builds a DOMException with a stack trace on every turn.
+ */
+const TURN_OVER = Object.freeze(new Error('the turn is over'));
 
 /** Planning rounds per reply; a model that keeps calling tools past this is cut off. */
 const MAX_TOOL_ROUNDS = 8;
@@ -93,7 +100,7 @@ export class TurnRunner {
   /** Starts the reply; the returned promise is `done`. Never rejects. */
   start(): Promise<TurnRecord> {
     this.ctx.send(this.options.welcome ? { type: 'turn', turn_id: this.turnId, welcome: true } : { type: 'turn', turn_id: this.turnId });
-    this.speech = this.ctx.speech?.begin(this.ctx.settings.voice);
+    this.speech = this.ctx.speech?.begin(this.ctx.settings.voice, (error) => this.fail('tts_error', error));
     this.slot = this.ctx.history.reserve();
     void this.run();
     return this.done;
@@ -127,7 +134,7 @@ export class TurnRunner {
 
   private stop(status: TurnStatus, frame: ServerFrame): void {
     if (this.finished) return;
-    this.abort.abort();
+    this.abort.abort(TURN_OVER);
     this.speech?.stop();
     this.ctx.send(frame);
     this.finish(status);
@@ -142,14 +149,26 @@ export class TurnRunner {
       await this.speech?.end();
       this.finish('completed');
     } catch (error) {
-      if (this.finished) return;
-      const detail = error instanceof Error ? error.message : String(error);
-      this.ctx.log.warn({ turn_id: this.turnId, err: detail }, 'model error ended the reply');
-      this.speech?.stop();
-      // SPEC: a model failure ends only this turn; the conversation goes on, so it is retryable.
-      this.ctx.send(errorFrame('model_error', `the model failed: ${detail}`));
-      this.finish('error');
+      this.fail('model_error', error);
     }
+  }
+
+  /**
+   * SPEC: a provider failure ends only this turn (error, utterance, done error); the conversation
+   * goes on, so it is retryable. The client reads our words; the provider's go to the log. When
+   * speech fails after the utterance went out, a corrected utterance says what was really sent.
+   */
+  private fail(code: Extract<SessionErrorCode, 'model_error' | 'tts_error'>, error: unknown): void {
+    if (this.finished) return;
+    const what = code === 'model_error' ? 'the model' : 'speech synthesis';
+    this.ctx.log.warn({ turn_id: this.turnId, err: error instanceof Error ? error.message : String(error) }, `${what} failed: the reply ends`);
+    this.abort.abort(TURN_OVER);
+    this.speech?.stop();
+    this.ctx.send(errorFrame(code, clientDetail(error, `${what} failed`)));
+    if (this.uttered && this.speech && this.speech.sentText !== this.text) {
+      this.ctx.send({ type: 'utterance', text: this.speech.sentText, turn_id: this.turnId, barge_seq: this.ctx.bargeSeq(), corrected: true });
+    }
+    this.finish('error');
   }
 
   /** Planning rounds: stream the model; if it calls tools, run them and plan again. */
@@ -248,7 +267,7 @@ export class TurnRunner {
   private finish(status: TurnStatus): void {
     if (this.finished) return;
     this.finished = true;
-    this.abort.abort();
+    this.abort.abort(TURN_OVER);
     const delivered = status === 'completed' ? this.text : this.deliveredText();
     if (!this.uttered && delivered.length > 0 && status !== 'canceled') {
       this.uttered = true;

@@ -43,7 +43,12 @@ export const ConfigSchema = z.object({
   LLM_API_KEY: z.string().min(1).optional(),
   LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
   LLM_DEEP_MODEL: z.string().min(1).optional(),
+  /** Request sent → response headers, for the model. */
   LLM_TIMEOUT_MS: positiveInt.default(60000),
+  /** Longest silence inside a started model stream before the turn fails (model_error). */
+  LLM_IDLE_TIMEOUT_MS: positiveInt.default(30000),
+  /** Connections kept open per provider origin (keep-alive); requests beyond wait in turn. */
+  PROVIDER_CONNECTIONS: z.coerce.number().int().min(1).max(4096).default(256),
   /** Pace of the local model's words; 0 streams as fast as the event loop allows. */
   LOCAL_LLM_WORD_DELAY_MS: z.coerce.number().int().min(0).max(5000).default(20),
 
@@ -52,11 +57,16 @@ export const ConfigSchema = z.object({
   ASR_BASE_URL: optionalUrl,
   ASR_API_KEY: z.string().min(1).optional(),
   ASR_MODEL: z.string().min(1).default('whisper-1'),
+  /** Utterance uploaded → the transcription's headers, and any gap in its body (asr_error past it). */
+  ASR_TIMEOUT_MS: positiveInt.default(15000),
   /** Speech synthesis: offline flite, or any OpenAI-compatible /audio/speech (pcm output). */
   TTS_PROVIDER: z.enum(['local', 'openai']).default('local'),
   TTS_BASE_URL: optionalUrl,
   TTS_API_KEY: z.string().min(1).optional(),
   TTS_MODEL: z.string().min(1).default('tts-1'),
+  /** Sentence sent → audio headers; then the longest gap between audio chunks (tts_error past either). */
+  TTS_TIMEOUT_MS: positiveInt.default(10000),
+  TTS_IDLE_TIMEOUT_MS: positiveInt.default(5000),
   /** Comma-separated voice keys the openai TTS endpoint accepts; they fill ready.voices. */
   TTS_VOICES: z
     .string()
@@ -67,7 +77,7 @@ export const ConfigSchema = z.object({
   /** WebRTC VAD aggressiveness 0..3: higher calls more borderline audio non-speech. */
   VAD_AGGRESSIVENESS: z.coerce.number().int().min(0).max(3).default(3),
   TTS_WORKERS: z.coerce.number().int().min(1).max(16).default(1),
-  /** Recognisers kept loaded and waiting, so an utterance never waits for a model load. */
+  /** Recognisers (threads with a decoder loaded) always kept, so an utterance never waits for a model load. */
   ASR_WARM_PROCESSES: z.coerce.number().int().min(1).max(32).default(2),
 
   /** Default per-call timeout for client tools without their own timeout_ms. */
@@ -85,6 +95,8 @@ export const ConfigSchema = z.object({
   INTERACTION_QUEUE_DEADLINE_ROUNDS: z.coerce.number().int().min(1).max(100).default(3),
   /** SearXNG base URL for the managed web_search tool. */
   SEARCH_URL: optionalUrl,
+  /** Bounds a web search: the answer's headers, and any gap in its body. */
+  SEARCH_TIMEOUT_MS: positiveInt.default(8000),
 
   /** WebRTC: comma-separated STUN URLs handed to clients (none by default: loopback and LAN work without). */
   STUN_URLS: z.string().optional(),

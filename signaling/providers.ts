@@ -12,6 +12,8 @@ export function createLanguageModel(config: Config, log: Logger): LanguageModel 
       apiKey: config.LLM_API_KEY,
       model: config.LLM_MODEL,
       timeoutMs: config.LLM_TIMEOUT_MS,
+      idleTimeoutMs: config.LLM_IDLE_TIMEOUT_MS,
+      connections: config.PROVIDER_CONNECTIONS,
       onWarning: (message) => log.warn({ provider: 'openai' }, message),
     });
   }

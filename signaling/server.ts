@@ -50,7 +50,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     voices: voice.ok ? voice.tts.voices : catalogOf(FLITE_VOICES),
     sessions: new SessionRegistry(config.MAX_SESSIONS),
     voice,
-    search: config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL) : undefined,
+    search: config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL, { timeoutMs: config.SEARCH_TIMEOUT_MS, connections: config.PROVIDER_CONNECTIONS }) : undefined,
     stash: overrides.stash ?? new MemoryResumeStash(),
     oneShots: new OneShotStore(config.DATA_DIR),
     draining: false,

@@ -29,6 +29,8 @@ export async function createVoiceProviders(config: Config, log: Logger): Promise
   }
   const stt = createSpeechToText(config);
   const tts = createTextToSpeech(config);
+  // The first utterance must not wait for a model load: the server listens once recognisers are warm.
+  if (stt instanceof PocketsphinxSpeechToText) await stt.whenReady();
   log.info({ asr: stt.name, tts: tts.name }, 'voice providers');
   return { ok: true, tts, stt, createVad };
 }
@@ -39,6 +41,8 @@ function createSpeechToText(config: Config): SpeechToText {
       baseUrl: config.ASR_BASE_URL as string,
       apiKey: config.ASR_API_KEY,
       model: config.ASR_MODEL,
+      timeoutMs: config.ASR_TIMEOUT_MS,
+      connections: config.PROVIDER_CONNECTIONS,
     });
   }
   return new PocketsphinxSpeechToText(config.ASR_WARM_PROCESSES);
@@ -51,7 +55,10 @@ function createTextToSpeech(config: Config): TextToSpeech {
       apiKey: config.TTS_API_KEY,
       model: config.TTS_MODEL,
       voices: config.TTS_VOICES,
+      timeoutMs: config.TTS_TIMEOUT_MS,
+      idleTimeoutMs: config.TTS_IDLE_TIMEOUT_MS,
+      connections: config.PROVIDER_CONNECTIONS,
     });
   }
-  return new FliteTextToSpeech(config.TTS_WORKERS);
+  return new FliteTextToSpeech(config.TTS_WORKERS, config.TTS_TIMEOUT_MS);
 }

@@ -39,6 +39,8 @@ export const WS_ERRORS = {
 /** Codes the session core emits while the connection stays open. */
 export const SESSION_ERRORS = {
   model_error: { retryable: true },
+  asr_error: { retryable: true },
+  tts_error: { retryable: true },
   modality_mismatch: { retryable: false },
   unknown_voice: { retryable: false },
   reply_in_progress: { retryable: true },

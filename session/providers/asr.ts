@@ -8,6 +8,11 @@ export interface TranscriptionStream {
   finish(): Promise<string>;
   /** The segment was noise or the session ended: release everything, no transcript. */
   abort(): void;
+  /**
+   * The best transcript of the utterance so far, for recognisers that stream (pocketsphinx);
+   * absent where only the final one exists. Resolves '' once the stream has ended.
+   */
+  partial?(): Promise<string>;
 }
 
 export interface SpeechToText {

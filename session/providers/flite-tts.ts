@@ -14,6 +14,8 @@ interface Request {
   text: string;
   voice: string;
   attempts: number;
+  /** Kills a helper that has not answered in time (its requests then retry once elsewhere). */
+  timer?: NodeJS.Timeout;
   resolve(chunk: SpeechChunk): void;
   reject(error: Error): void;
 }
@@ -21,7 +23,9 @@ interface Request {
 /**
  * The offline default TTS: flite (WASI) in helper processes (see flite-process.mjs for why not
  * worker threads). A reply synthesises sentence by sentence, so each request is short; a helper
- * that dies takes no request with it: its requests are retried once on a fresh helper.
+ * that dies takes no request with it: its requests are retried once on a fresh helper. A helper
+ * that stops answering is killed after `timeoutMs` (TTS_TIMEOUT_MS), so a stuck sentence becomes
+ * the same retry, then tts_error, never a turn that hangs.
  */
 export class FliteTextToSpeech implements TextToSpeech {
   readonly name = 'flite';
@@ -32,7 +36,10 @@ export class FliteTextToSpeech implements TextToSpeech {
   private turn = 0;
   private closed = false;
 
-  constructor(helperCount = 1) {
+  constructor(
+    helperCount = 1,
+    private readonly timeoutMs = 10_000,
+  ) {
     for (let i = 0; i < helperCount; i += 1) this.helpers.push(this.spawn());
   }
 
@@ -64,6 +71,9 @@ export class FliteTextToSpeech implements TextToSpeech {
     helper.pending.set(request.id, request);
     helper.hold(true);
     helper.child.send({ id: request.id, text: request.text, voice: request.voice });
+    request.timer = setTimeout(() => {
+      if (helper.pending.has(request.id)) helper.child.kill('SIGKILL');
+    }, this.timeoutMs);
   }
 
   private spawn(): Helper {
@@ -71,6 +81,7 @@ export class FliteTextToSpeech implements TextToSpeech {
     helper.child.on('message', (message: { id: number; wav?: Uint8Array; error?: string }) => {
       const request = helper.pending.get(message.id);
       if (!request) return;
+      clearTimeout(request.timer);
       helper.pending.delete(message.id);
       if (helper.pending.size === 0) helper.hold(false);
       if (message.error || !message.wav) return request.reject(new SpeechProviderError(`flite failed: ${message.error ?? 'no audio'}`));
@@ -85,8 +96,9 @@ export class FliteTextToSpeech implements TextToSpeech {
       const orphans = [...helper.pending.values()];
       helper.pending.clear();
       for (const request of orphans) {
+        clearTimeout(request.timer);
         request.attempts += 1;
-        if (request.attempts > 1) request.reject(new SpeechProviderError('flite crashed twice on this sentence'));
+        if (request.attempts > 1) request.reject(new SpeechProviderError('flite crashed or stalled twice on this sentence', true, undefined, 'speech synthesis failed'));
         else this.dispatch(request);
       }
     });

@@ -2,6 +2,7 @@
  * The LanguageModel port: everything the session core needs from a model, and nothing of any
  * vendor's wire format. Adapters (local, openai) translate to and from it.
  */
+import { ProviderError } from './provider-error.ts';
 
 export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
 
@@ -49,16 +50,9 @@ export type ModelEvent =
   | { type: 'tool_call'; call: ToolCallRequest }
   | { type: 'finish'; reason: 'stop' | 'tool_calls' | 'length' | 'other' };
 
-/** Raised by adapters for any failure of the backend; `retryable` mirrors the error frame. */
-export class ModelError extends Error {
-  constructor(
-    message: string,
-    readonly retryable: boolean = true,
-    readonly status?: number,
-  ) {
-    super(message);
-    this.name = 'ModelError';
-  }
+/** Raised by adapters for any failure of the backend; `publicDetail` is what the client reads. */
+export class ModelError extends ProviderError {
+  override name = 'ModelError';
 }
 
 export interface LanguageModel {

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAiSpeechServer, type FakeOpenAiSpeechServer } from '../testing/fake-openai-speech-server.ts';
-import { encodeWav, OpenAiSpeechToText, SpeechHttpError } from './openai-asr.ts';
+import { encodeWav, OpenAiSpeechToText } from './openai-asr.ts';
 import { SpeechProviderError } from './tts.ts';
 
 let fake: FakeOpenAiSpeechServer;
@@ -26,13 +26,12 @@ function stt(extra: Partial<ConstructorParameters<typeof OpenAiSpeechToText>[0]>
   return new OpenAiSpeechToText({ baseUrl: fake.url, model: 'whisper-1', ...extra });
 }
 
-async function rejection(promise: Promise<unknown>): Promise<SpeechHttpError> {
+async function rejection(promise: Promise<unknown>): Promise<SpeechProviderError> {
   try {
     await promise;
   } catch (error) {
     expect(error).toBeInstanceOf(SpeechProviderError);
-    expect(error).toBeInstanceOf(SpeechHttpError);
-    return error as SpeechHttpError;
+    return error as SpeechProviderError;
   }
   throw new Error('expected a rejection');
 }
@@ -126,7 +125,8 @@ describe('OpenAiSpeechToText over HTTP', () => {
     const error = await rejection(stream.finish());
     expect(error.retryable).toBe(true);
     expect(error.status).toBe(429);
-    expect(error.message).toBe('HTTP 429: Rate limit reached for whisper-1');
+    expect(error.message).toBe('speech recognition: http HTTP 429: Rate limit reached for whisper-1');
+    expect(error.publicDetail).toBe('speech recognition refused the request: rate limited (HTTP 429)');
   });
 
   it('400 is not retryable; 500 and 408 are', async () => {
@@ -147,7 +147,8 @@ describe('OpenAiSpeechToText over HTTP', () => {
     const error = await rejection(stream.finish());
     expect(error.retryable).toBe(true);
     expect(error.status).toBeUndefined();
-    expect(error.message).toMatch(/request to http:\/\/127\.0\.0\.1:1\/v1\/audio\/transcriptions failed/);
+    expect(error.message).toContain('ECONNREFUSED');
+    expect(error.publicDetail).toBe('speech recognition could not be reached');
   });
 
   it('a slow server times out with a retryable error', async () => {
@@ -159,6 +160,7 @@ describe('OpenAiSpeechToText over HTTP', () => {
     expect(performance.now() - started).toBeLessThan(1000);
     expect(error.retryable).toBe(true);
     expect(error.message).toContain('within 150 ms');
+    expect(error.publicDetail).toBe('speech recognition did not answer in time');
   });
 
   it('abort() cancels the request in flight; finish() then resolves empty', async () => {

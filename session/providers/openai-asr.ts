@@ -7,8 +7,9 @@
  * upload if one is in flight; the pending finish() then resolves '' (no transcript), never throws.
  */
 import type { SpeechToText, TranscriptionStream } from './asr.ts';
+import { randomUUID } from 'node:crypto';
 import { SpeechProviderError } from './tts.ts';
-import { describeError, describeHttpError, endpoint, isRetryableStatus } from './openai-http.ts';
+import { Upstream } from './http/upstream.ts';
 
 export interface OpenAiSpeechToTextOptions {
   /** e.g. `https://api.openai.com/v1`; a trailing slash is tolerated. */
@@ -16,36 +17,37 @@ export interface OpenAiSpeechToTextOptions {
   apiKey?: string;
   /** e.g. `whisper-1`. */
   model: string;
-  /** Bounds the whole request (upload, wait, JSON answer). Default 30000. */
+  /** Bounds the wait for the answer's headers (upload and transcription), and any gap in its body. Default 15000. */
   timeoutMs?: number;
   /** ISO-639-1 hint such as `en`; omitted from the request when unset. */
   language?: string;
-  fetchImpl?: typeof fetch;
-}
-
-/** A speech provider's HTTP failure: SpeechProviderError plus the status when there was one. */
-export class SpeechHttpError extends SpeechProviderError {
-  constructor(
-    message: string,
-    retryable: boolean,
-    readonly status?: number,
-  ) {
-    super(message, retryable);
-  }
+  /** Connections kept open to the endpoint. Default 256. */
+  connections?: number;
 }
 
 const SAMPLE_RATE = 16000;
-const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_TIMEOUT_MS = 15_000;
 /** OpenAI refuses files over 25 MB: about 13 minutes of 16 kHz PCM16. Later audio is dropped. */
 const MAX_SAMPLES = Math.floor((25 * 1024 * 1024 - 44) / 2);
 
 export class OpenAiSpeechToText implements SpeechToText {
   readonly name: string;
-  private readonly url: string;
+  private readonly upstream: Upstream<SpeechProviderError>;
 
   constructor(private readonly options: OpenAiSpeechToTextOptions) {
     this.name = `openai:${options.model}`;
-    this.url = endpoint(options.baseUrl, 'audio/transcriptions');
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.upstream = new Upstream('speech recognition', SpeechProviderError, {
+      baseUrl: options.baseUrl,
+      apiKey: options.apiKey,
+      firstByteMs: timeoutMs,
+      idleMs: timeoutMs,
+      ...(options.connections === undefined ? {} : { connections: options.connections }),
+    });
+  }
+
+  close(): Promise<void> {
+    return this.upstream.close();
   }
 
   open(): TranscriptionStream {
@@ -82,38 +84,36 @@ export class OpenAiSpeechToText implements SpeechToText {
   }
 
   private async transcribe(audio: Int16Array, controller: AbortController): Promise<string> {
-    const timeoutMs = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    const cancelled = (): boolean => controller.signal.aborted && !timedOut;
-    const form = new FormData();
-    form.append('file', new Blob([encodeWav(audio, SAMPLE_RATE)], { type: 'audio/wav' }), 'audio.wav');
-    form.append('model', this.options.model);
-    form.append('response_format', 'json');
-    if (this.options.language) form.append('language', this.options.language);
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
+    const fields: [string, string][] = [['model', this.options.model], ['response_format', 'json']];
+    if (this.options.language) fields.push(['language', this.options.language]);
+    const form = multipart(encodeWav(audio, SAMPLE_RATE), fields);
+    const body = await this.upstream.request({ path: 'audio/transcriptions', body: form.body, contentType: form.contentType, accept: 'application/json', signal: controller.signal });
+    if (!body) return '';
+    let text: string;
     try {
-      // Resolve fetch at call time so tests (and polyfills) that swap globalThis.fetch still apply.
-      const fetchImpl = this.options.fetchImpl ?? fetch;
-      const response = await fetchImpl(this.url, { method: 'POST', headers, body: form, signal: controller.signal });
-      if (!response.ok) throw await httpError(response);
-      const body = (await response.json()) as { text?: unknown };
-      if (typeof body?.text !== 'string') throw new SpeechHttpError(`${this.url} answered without a text field`, true, response.status);
-      return body.text.trim();
+      text = await body.text();
     } catch (error) {
-      if (cancelled()) return '';
-      if (timedOut) throw new SpeechHttpError(`no transcription from ${this.url} within ${timeoutMs} ms`, true);
-      if (error instanceof SpeechProviderError) throw error;
-      if (error instanceof SyntaxError) throw new SpeechHttpError(`${this.url} answered with malformed JSON`, true);
-      throw new SpeechHttpError(`request to ${this.url} failed: ${describeError(error)}`, true);
-    } finally {
-      clearTimeout(timer);
+      if (controller.signal.aborted) return '';
+      throw this.upstream.bodyFailure(error);
     }
+    let answer: { text?: unknown };
+    try {
+      answer = JSON.parse(text) as { text?: unknown };
+    } catch {
+      throw this.upstream.fail('malformed', `answer is not JSON: ${text}`);
+    }
+    if (typeof answer?.text !== 'string') throw this.upstream.fail('malformed', 'answer has no text field');
+    return answer.text.trim();
   }
+}
+
+/** A multipart/form-data body with the WAV as its `file` part, built in one buffer. */
+function multipart(wav: Uint8Array, fields: [string, string][]): { body: Buffer; contentType: string } {
+  const boundary = `parley-${randomUUID()}`;
+  const head = fields.map(([name, value]) => `--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`).join('');
+  const fileHead = `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="audio.wav"\r\ncontent-type: audio/wav\r\n\r\n`;
+  const body = Buffer.concat([Buffer.from(head + fileHead), wav, Buffer.from(`\r\n--${boundary}--\r\n`)]);
+  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
 /** A canonical 44-byte-header RIFF/WAVE file: PCM16 little-endian, mono. */
@@ -149,10 +149,4 @@ function concat(chunks: Int16Array[], total: number): Int16Array {
     offset += chunk.length;
   }
   return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-
-export async function httpError(response: Response): Promise<SpeechHttpError> {
-  return new SpeechHttpError(await describeHttpError(response), isRetryableStatus(response.status), response.status);
 }

@@ -8,6 +8,7 @@
  * "finished" by the missing `finish`.
  */
 import { randomUUID } from 'node:crypto';
+import { StringDecoder } from 'node:string_decoder';
 import { ModelError } from './llm.ts';
 import type {
   ChatMessage,
@@ -18,7 +19,9 @@ import type {
   ModelToolChoice,
   ToolCallRequest,
 } from './llm.ts';
-import { abortable, describeError, describeHttpError, endpoint, isRetryableStatus, postJson, truncate } from './openai-http.ts';
+import { redact } from './http/failure.ts';
+import { SseParser } from './http/sse.ts';
+import { Upstream, type UpstreamBody } from './http/upstream.ts';
 
 export interface OpenAiLanguageModelOptions {
   /** e.g. `http://127.0.0.1:1234/v1`; a trailing slash is tolerated. */
@@ -27,7 +30,10 @@ export interface OpenAiLanguageModelOptions {
   model: string;
   /** Bounds the wait for response headers only, so long generations are not cut off. Default 60000. */
   timeoutMs?: number;
-  fetchImpl?: typeof fetch;
+  /** Longest silence between two stream chunks once the answer started. Default 30000. */
+  idleTimeoutMs?: number;
+  /** Connections kept open to the endpoint. Default 256. */
+  connections?: number;
   /** Receives non-fatal oddities (e.g. malformed tool arguments the port turns into `{}`). */
   onWarning?: (message: string) => void;
 }
@@ -35,56 +41,48 @@ export interface OpenAiLanguageModelOptions {
 type FinishReason = Extract<ModelEvent, { type: 'finish' }>['reason'];
 
 const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
 
 export class OpenAiLanguageModel implements LanguageModel {
   readonly name: string;
-  private readonly url: string;
+  private readonly upstream: Upstream<ModelError>;
 
   constructor(private readonly options: OpenAiLanguageModelOptions) {
     this.name = `openai:${options.model}`;
-    this.url = endpoint(options.baseUrl, 'chat/completions');
+    this.upstream = new Upstream('the model', ModelError, {
+      baseUrl: options.baseUrl,
+      apiKey: options.apiKey,
+      firstByteMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      idleMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+      ...(options.connections === undefined ? {} : { connections: options.connections }),
+    });
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
     const { signal } = request;
-    if (signal.aborted) return;
-    // One controller covers the caller's abort, the header timeout, and our own cleanup, so the
-    // socket is released even when the consumer stops iterating early.
-    const controller = new AbortController();
-    const onAbort = (): void => controller.abort();
-    signal.addEventListener('abort', onAbort, { once: true });
+    const body = await this.upstream.request({
+      path: 'chat/completions',
+      body: JSON.stringify(this.requestBody(request)),
+      contentType: 'application/json',
+      accept: 'text/event-stream',
+      signal,
+    });
+    if (!body) return;
+    let complete = false;
     try {
-      const response = await this.post(request, controller);
-      if (!response || signal.aborted) return;
-      if (!response.ok) {
-        const error = await httpError(response);
-        if (signal.aborted) return;
-        throw error;
-      }
-      if (!response.body) throw new ModelError(`${this.url} returned no body`, true);
-      yield* this.readEvents(response.body, signal);
+      yield* this.readEvents(body, signal);
+      complete = true;
     } finally {
-      signal.removeEventListener('abort', onAbort);
-      controller.abort();
+      // After [DONE] the rest of the body (the chunked terminator) is read in the background so
+      // the connection goes back to the pool; otherwise (an abort, an error, a consumer that
+      // stopped early) it is cut.
+      if (complete) this.upstream.release(body);
+      else body.destroy();
     }
   }
 
-  /** Resolves undefined when the caller aborted before headers arrived. */
-  private async post(request: ModelRequest, controller: AbortController): Promise<Response | undefined> {
-    const outcome = await postJson({
-      url: this.url,
-      body: this.requestBody(request),
-      apiKey: this.options.apiKey,
-      accept: 'text/event-stream',
-      timeoutMs: this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      controller,
-      callerSignal: request.signal,
-      fetchImpl: this.options.fetchImpl,
-    });
-    if (outcome.kind === 'response') return outcome.response;
-    if (outcome.kind === 'aborted') return undefined;
-    if (outcome.kind === 'timeout') throw new ModelError(`no response from ${this.url} within ${outcome.timeoutMs} ms`, true);
-    throw new ModelError(`request to ${this.url} failed: ${describeError(outcome.error)}`, true);
+  close(): Promise<void> {
+    return this.upstream.close();
   }
 
   private requestBody(request: ModelRequest): Record<string, unknown> {
@@ -97,40 +95,61 @@ export class OpenAiLanguageModel implements LanguageModel {
     return { ...body, ...toolFields(request.tools, request.toolChoice) };
   }
 
-  private async *readEvents(body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<ModelEvent> {
-    const reader = body.getReader();
-    const decoder = new TextDecoder();
-    const sse = new SseDataParser();
+  private async *readEvents(body: UpstreamBody, signal: AbortSignal): AsyncGenerator<ModelEvent> {
+    // undici's body ignores setEncoding: decode here, keeping characters split across reads whole.
+    const decoder = new StringDecoder('utf8');
+    const sse = new SseParser();
     const acc = new CompletionAccumulator();
+    const payloads: string[] = [];
     let sawDone = false;
-    let ended = false;
-    while (!sawDone && !ended) {
-      if (signal.aborted) return;
-      let payloads: string[];
+    const iterator = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+    while (!sawDone) {
+      let read: IteratorResult<Buffer>;
       try {
-        // Racing the read against the signal keeps abort prompt even with a fetchImpl whose body
-        // ignores the signal.
-        const chunk = await abortable(reader.read(), signal);
-        ended = chunk.done;
-        payloads = chunk.done
-          ? [...sse.push(decoder.decode()), ...sse.end()]
-          : sse.push(decoder.decode(chunk.value, { stream: true }));
-      } catch (err) {
+        read = await iterator.next();
+      } catch (error) {
         if (signal.aborted) return;
-        throw new ModelError(`stream from ${this.url} broke: ${describeError(err)}`, true);
+        throw this.upstream.bodyFailure(error);
+      }
+      if (signal.aborted) return;
+      payloads.length = 0;
+      if (read.done) {
+        sse.push(decoder.end(), payloads);
+        sse.end(payloads);
+      } else {
+        sse.push(decoder.write(read.value), payloads);
       }
       for (const data of payloads) {
         if (data === '[DONE]') {
           sawDone = true;
           break;
         }
-        for (const delta of acc.apply(parseChunk(data))) yield { type: 'text', delta };
+        for (const delta of acc.apply(this.parseChunk(data))) yield { type: 'text', delta };
+        if (signal.aborted) return;
       }
+      if (read.done) break;
     }
-    if (signal.aborted) return;
-    if (!sawDone && acc.finishReason === undefined) throw new ModelError('stream ended early', true);
+    if (!sawDone && acc.finishReason === undefined) throw this.upstream.fail('ended_early', 'the stream ended without a finish_reason or [DONE]');
     for (const call of acc.toolCalls(this.options.onWarning)) yield { type: 'tool_call', call };
     yield { type: 'finish', reason: mapFinishReason(acc.finishReason) };
+  }
+
+  private parseChunk(data: string): WireChunk {
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      throw this.upstream.fail('malformed', `stream chunk is not JSON: ${data}`);
+    }
+    if (typeof chunk !== 'object' || chunk === null) throw this.upstream.fail('malformed', `stream chunk is not an object: ${data}`);
+    const wire = chunk as WireChunk;
+    if (wire.error) {
+      const detail = typeof wire.error === 'string' ? wire.error : (wire.error.message ?? JSON.stringify(wire.error));
+      const status = typeof wire.error === 'object' && typeof wire.error.code === 'number' ? wire.error.code : undefined;
+      // An error event inside a 200 stream: retryable unless its code says otherwise.
+      throw this.upstream.fail('upstream_error', detail, status);
+    }
+    return wire;
   }
 }
 
@@ -197,64 +216,6 @@ interface WireChunk {
   error?: { message?: string; code?: unknown } | string;
 }
 
-/**
- * Incremental SSE decoder yielding each event's data. Follows the spec (data lines joined,
- * dispatched on a blank line) so it copes with events split anywhere across network chunks,
- * `\r\n` line ends, and `:` keep-alive comments.
- */
-class SseDataParser {
-  private buffer = '';
-  private data: string[] = [];
-
-  push(text: string): string[] {
-    this.buffer += text;
-    const lines = this.buffer.split('\n');
-    this.buffer = lines.pop() ?? '';
-    const out: string[] = [];
-    for (const line of lines) this.line(line.endsWith('\r') ? line.slice(0, -1) : line, out);
-    return out;
-  }
-
-  /** Flushes a final event the server did not terminate with a blank line. */
-  end(): string[] {
-    const out: string[] = [];
-    if (this.buffer) this.line(this.buffer.replace(/\r$/, ''), out);
-    this.buffer = '';
-    this.line('', out);
-    return out;
-  }
-
-  private line(line: string, out: string[]): void {
-    if (line === '') {
-      if (this.data.length > 0) out.push(this.data.join('\n'));
-      this.data = [];
-      return;
-    }
-    if (line.startsWith(':')) return;
-    const colon = line.indexOf(':');
-    if (colon < 0 || line.slice(0, colon) !== 'data') return;
-    const value = line.slice(colon + 1);
-    this.data.push(value.startsWith(' ') ? value.slice(1) : value);
-  }
-}
-
-function parseChunk(data: string): WireChunk {
-  let chunk: unknown;
-  try {
-    chunk = JSON.parse(data);
-  } catch {
-    throw new ModelError(`malformed stream chunk: ${truncate(data)}`, true);
-  }
-  if (typeof chunk !== 'object' || chunk === null) throw new ModelError(`malformed stream chunk: ${truncate(data)}`, true);
-  const wire = chunk as WireChunk;
-  if (wire.error) {
-    const detail = typeof wire.error === 'string' ? wire.error : (wire.error.message ?? JSON.stringify(wire.error));
-    const status = typeof wire.error === 'object' && typeof wire.error.code === 'number' ? wire.error.code : undefined;
-    throw new ModelError(`backend error mid-stream: ${truncate(detail)}`, status === undefined || isRetryableStatus(status), status);
-  }
-  return wire;
-}
-
 class CompletionAccumulator {
   finishReason: string | undefined;
   private readonly calls = new Map<number, { id?: string; name: string; args: string }>();
@@ -296,14 +257,10 @@ function parseArgs(name: string, raw: string, warn?: (message: string) => void):
   } catch {
     // fall through to the warning
   }
-  warn?.(`tool call ${name}: arguments are not a JSON object, using {}: ${truncate(raw)}`);
+  warn?.(`tool call ${name}: arguments are not a JSON object, using {}: ${redact(raw)}`);
   return {};
 }
 
 function mapFinishReason(reason: string | undefined): FinishReason {
   return reason === 'stop' || reason === 'tool_calls' || reason === 'length' ? reason : 'other';
-}
-
-async function httpError(response: Response): Promise<ModelError> {
-  return new ModelError(await describeHttpError(response), isRetryableStatus(response.status), response.status);
 }

@@ -6,7 +6,6 @@ import {
   TONE_MS_PER_CHAR,
   type FakeOpenAiSpeechServer,
 } from '../testing/fake-openai-speech-server.ts';
-import { SpeechHttpError } from './openai-asr.ts';
 import { OpenAiTextToSpeech } from './openai-tts.ts';
 import { SpeechProviderError, type SpeechChunk } from './tts.ts';
 
@@ -146,17 +145,16 @@ describe('OpenAiTextToSpeech over HTTP', () => {
     for (const [status, retryable] of [[429, true], [500, true], [400, false]] as const) {
       fake.scriptSpeech(() => ({ status, error: `speech failure ${status}` }));
       const error = await rejection(collect(tts().synthesize('hello', 'alloy', new AbortController().signal)));
-      expect(error).toBeInstanceOf(SpeechHttpError);
-      expect((error as SpeechHttpError).status).toBe(status);
+      expect(error.status).toBe(status);
       expect(error.retryable).toBe(retryable);
-      expect(error.message).toBe(`HTTP ${status}: speech failure ${status}`);
+      expect(error.message).toBe(`speech synthesis: http HTTP ${status}: speech failure ${status}`);
     }
   });
 
   it('an unreachable server is a retryable error', async () => {
     const error = await rejection(collect(tts({ baseUrl: 'http://127.0.0.1:1/v1/' }).synthesize('hello', 'alloy', new AbortController().signal)));
     expect(error.retryable).toBe(true);
-    expect(error.message).toContain('http://127.0.0.1:1/v1/audio/speech');
+    expect(error.publicDetail).toBe('speech synthesis could not be reached');
   });
 
   it('builds the voice catalogue from the configured keys', () => {

@@ -9,8 +9,7 @@
  */
 import { Pcm16Reader } from '../../media/pcm.ts';
 import type { VoiceEntry } from '../protocol/server.ts';
-import { httpError, SpeechHttpError } from './openai-asr.ts';
-import { abortable, describeError, endpoint, postJson } from './openai-http.ts';
+import { Upstream } from './http/upstream.ts';
 import { SpeechProviderError, type SpeechChunk, type TextToSpeech } from './tts.ts';
 import { catalogOf, type VoiceCatalog } from './voices.ts';
 
@@ -22,83 +21,65 @@ export interface OpenAiTextToSpeechOptions {
   model: string;
   /** The voice keys the endpoint accepts (TTS_VOICES); they make up `voices`. */
   voices: readonly string[];
-  /** Bounds the wait for response headers only, so long sentences are not cut off. Default 30000. */
+  /** Bounds the wait for response headers. Default 10000. */
   timeoutMs?: number;
-  fetchImpl?: typeof fetch;
+  /** Longest silence between two audio chunks once the answer started. Default 5000. */
+  idleTimeoutMs?: number;
+  /** Connections kept open to the endpoint. Default 256. */
+  connections?: number;
 }
 
 /** OpenAI's `pcm` response format. */
 export const OPENAI_PCM_SAMPLE_RATE = 24000;
-const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_IDLE_TIMEOUT_MS = 5_000;
 
 export class OpenAiTextToSpeech implements TextToSpeech {
   readonly name: string;
   readonly voices: VoiceCatalog;
-  private readonly url: string;
+  private readonly upstream: Upstream<SpeechProviderError>;
 
   constructor(private readonly options: OpenAiTextToSpeechOptions) {
     this.name = `openai:${options.model}`;
-    this.url = endpoint(options.baseUrl, 'audio/speech');
     this.voices = catalogOf(openAiVoiceEntries(options.voices));
+    this.upstream = new Upstream('speech synthesis', SpeechProviderError, {
+      baseUrl: options.baseUrl,
+      apiKey: options.apiKey,
+      firstByteMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      idleMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+      ...(options.connections === undefined ? {} : { connections: options.connections }),
+    });
   }
 
   async *synthesize(text: string, voice: string, signal: AbortSignal): AsyncIterable<SpeechChunk> {
     if (!this.voices.find(voice)) throw new SpeechProviderError(`unknown voice ${voice}`, false);
     const input = text.replace(/\s+/g, ' ').trim();
-    if (!input || signal.aborted) return;
-    // One controller covers the caller's abort, the header timeout, and our own cleanup, so the
-    // socket is released even when the consumer stops iterating early.
-    const controller = new AbortController();
-    const onAbort = (): void => controller.abort();
-    signal.addEventListener('abort', onAbort, { once: true });
+    if (!input) return;
+    const body = await this.upstream.request({
+      path: 'audio/speech',
+      body: JSON.stringify({ model: this.options.model, input, voice, response_format: 'pcm' }),
+      contentType: 'application/json',
+      signal,
+    });
+    if (!body) return;
+    const pcm = new Pcm16Reader();
     try {
-      const response = await this.post(input, voice, signal, controller);
-      if (!response || signal.aborted) return;
-      if (!response.ok) {
-        const error = await httpError(response);
+      for await (const bytes of body as AsyncIterable<Buffer>) {
         if (signal.aborted) return;
-        throw error;
-      }
-      if (!response.body) throw new SpeechHttpError(`${this.url} returned no body`, true, response.status);
-      const reader = response.body.getReader();
-      const pcm = new Pcm16Reader();
-      for (;;) {
-        if (signal.aborted) return;
-        let chunk: ReadableStreamReadResult<Uint8Array>;
-        try {
-          // Racing the read against the signal keeps abort prompt even with a fetchImpl whose
-          // body ignores the signal.
-          chunk = await abortable(reader.read(), signal);
-        } catch (error) {
-          if (signal.aborted) return;
-          throw new SpeechHttpError(`audio stream from ${this.url} broke: ${describeError(error)}`, true);
-        }
-        if (chunk.done) return;
         // An odd byte at a chunk's end is carried into the next chunk by the reader.
-        const samples = pcm.read(chunk.value);
+        const samples = pcm.read(bytes);
         if (samples.length > 0) yield { samples, sampleRate: OPENAI_PCM_SAMPLE_RATE };
       }
+    } catch (error) {
+      if (signal.aborted) return;
+      throw this.upstream.bodyFailure(error);
     } finally {
-      signal.removeEventListener('abort', onAbort);
-      controller.abort();
+      body.destroy();
     }
   }
 
-  /** Resolves undefined when the caller aborted before headers arrived. */
-  private async post(input: string, voice: string, signal: AbortSignal, controller: AbortController): Promise<Response | undefined> {
-    const outcome = await postJson({
-      url: this.url,
-      body: { model: this.options.model, input, voice, response_format: 'pcm' },
-      apiKey: this.options.apiKey,
-      timeoutMs: this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      controller,
-      callerSignal: signal,
-      fetchImpl: this.options.fetchImpl,
-    });
-    if (outcome.kind === 'response') return outcome.response;
-    if (outcome.kind === 'aborted') return undefined;
-    if (outcome.kind === 'timeout') throw new SpeechHttpError(`no response from ${this.url} within ${outcome.timeoutMs} ms`, true);
-    throw new SpeechHttpError(`request to ${this.url} failed: ${describeError(outcome.error)}`, true);
+  close(): Promise<void> {
+    return this.upstream.close();
   }
 }
 

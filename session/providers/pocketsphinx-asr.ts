@@ -1,110 +1,137 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, rmSync, type WriteStream } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { int16ToBytes } from '../../media/pcm.ts';
+import { existsSync } from 'node:fs';
 import { SpeechUnavailableError, type SpeechToText, type TranscriptionStream } from './asr.ts';
+import koffi from 'koffi';
+import { RecogniserThread } from './pocketsphinx/recogniser-thread.ts';
 
-const BINARY = 'pocketsphinx_continuous';
 const MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
+/**
+ * Audio goes to a recogniser in slices of this many samples (128 ms), not frame by frame: the
+ * block pocketsphinx_continuous reads, so its voice detection segments at the same points.
+ */
+const SLICE_SAMPLES = 2048;
+/** Recognisers beyond the warm ones are let go after this long idle. */
+const IDLE_FREE_MS = 60_000;
 
 /**
- * Offline recognition with Debian's pocketsphinx. Loading the model takes most of a second, so
- * processes are started ahead of need: each one loads the model and blocks opening its named
- * pipe. An utterance takes a warm process, streams its audio into the pipe while the user
- * speaks, and closes the pipe at the end of the turn; the process prints the transcript and
- * exits, and a fresh one is warmed in its place. One process per utterance means transcripts
- * can never be attributed to the wrong turn.
+ * Offline recognition with Debian's pocketsphinx, warm: recogniser threads keep a decoder loaded
+ * (pocketsphinx/recogniser-worker.mjs) and decode each utterance as it is spoken, utterance after
+ * utterance, so the end of a turn waits only for the last frames, never for a model load (it
+ * used to start one process per utterance: ~0.4 s of CPU each). An utterance takes an idle
+ * recogniser; when all are busy a new one starts (its audio waits in the queue meanwhile) and
+ * stays while it is needed. Transcripts are matched by utterance id, never to the wrong turn.
  */
 export class PocketsphinxSpeechToText implements SpeechToText {
   readonly name = 'pocketsphinx';
-  private readonly dir = mkdtempSync(join(tmpdir(), 'parley-asr-'));
-  private readonly warm: WarmProcess[] = [];
-  private counter = 0;
+  private readonly threads: RecogniserThread[] = [];
+  private nextId = 1;
   private closed = false;
+  private readonly reaper: NodeJS.Timeout;
 
-  constructor(private readonly spares = 2) {
-    for (let i = 0; i < spares; i += 1) this.warm.push(this.startProcess());
+  /** `warm`: recognisers loaded at start and always kept (~90 MB each). */
+  constructor(private readonly warm = 2) {
+    for (let i = 0; i < warm; i += 1) this.spawn();
+    this.reaper = setInterval(() => this.reap(), IDLE_FREE_MS / 4).unref();
   }
 
   /** Throws SpeechUnavailableError naming the fix when pocketsphinx is not installed. */
   static check(): void {
-    const probe = spawnSync('sh', ['-c', `command -v ${BINARY}`], { encoding: 'utf8' });
-    if (probe.status !== 0 || !existsSync(MODEL_DIR)) {
+    try {
+      if (!existsSync(MODEL_DIR)) throw new Error(`no model at ${MODEL_DIR}`);
+      // What the recogniser threads load (pocketsphinx/decoder.mjs).
+      koffi.load('libpocketsphinx.so.3');
+      koffi.load('libsphinxbase.so.3');
+    } catch (error) {
       throw new SpeechUnavailableError(
-        'offline speech recognition needs Debian packages pocketsphinx and pocketsphinx-en-us (apt-get install pocketsphinx pocketsphinx-en-us), or ASR_PROVIDER=openai',
+        `offline speech recognition needs Debian packages pocketsphinx and pocketsphinx-en-us (apt-get install pocketsphinx pocketsphinx-en-us), or ASR_PROVIDER=openai (${error instanceof Error ? error.message : String(error)})`,
       );
     }
   }
 
-  open(): TranscriptionStream {
-    const process = this.warm.shift() ?? this.startProcess();
-    if (!this.closed) this.warm.push(this.startProcess());
-    return process.stream();
+  /** Resolves once the warm recognisers have loaded their models. */
+  async whenReady(): Promise<void> {
+    await Promise.all(this.threads.map((t) => t.ready));
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    for (const w of this.warm.splice(0)) w.kill();
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-
-  private startProcess(): WarmProcess {
-    this.counter += 1;
-    return new WarmProcess(join(this.dir, `utt-${this.counter}.raw`));
-  }
-}
-
-class WarmProcess {
-  private readonly child: ChildProcess;
-  private readonly output: Promise<string>;
-  private pipe: WriteStream | undefined;
-
-  constructor(private readonly fifo: string) {
-    const made = spawnSync('mkfifo', [fifo]);
-    if (made.status !== 0) throw new SpeechUnavailableError(`mkfifo failed: ${made.stderr}`);
-    // The .raw suffix tells pocketsphinx there is no WAV header: plain 16 kHz PCM16.
-    this.child = spawn(BINARY, ['-infile', fifo, '-logfn', '/dev/null'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    this.child.unref();
-    this.output = new Promise((resolve) => {
-      let text = '';
-      this.child.stdout?.setEncoding('utf8');
-      this.child.stdout?.on('data', (chunk: string) => (text += chunk));
-      this.child.on('close', () => {
-        rmSync(fifo, { force: true });
-        resolve(text.split('\n').map((l) => l.trim()).filter(Boolean).join(' '));
-      });
-      this.child.on('error', () => resolve(''));
-    });
-  }
-
-  stream(): TranscriptionStream {
-    // Opening a FIFO for writing blocks until the reader has it open; the warm process already
-    // waits there, and the open happens on libuv's pool, not the event loop.
-    this.pipe = createWriteStream(this.fifo);
-    this.pipe.on('error', () => this.child.kill());
+  open(): TranscriptionStream & { partial(): Promise<string> } {
+    const id = this.nextId++;
+    const thread = this.threads.find((t) => t.utterance === undefined && !t.dead) ?? this.spawn();
+    thread.utterance = id;
+    thread.send({ t: 'open', id });
+    let buffer = new Int16Array(SLICE_SAMPLES);
+    let buffered = 0;
     let ended = false;
+    let result: Promise<string> | undefined;
+    const flush = (): void => {
+      if (buffered === 0) return;
+      const pcm = buffered === buffer.length ? buffer : buffer.slice(0, buffered);
+      thread.send({ t: 'audio', id, pcm }, [pcm.buffer as ArrayBuffer]);
+      buffer = new Int16Array(SLICE_SAMPLES);
+      buffered = 0;
+    };
+    const done = (): void => {
+      ended = true;
+      if (thread.utterance === id) {
+        thread.utterance = undefined;
+        thread.idleSince = Date.now();
+      }
+    };
     return {
       write: (samples) => {
-        if (!ended) this.pipe?.write(int16ToBytes(samples));
+        for (let offset = 0; !ended && offset < samples.length; ) {
+          const n = Math.min(samples.length - offset, buffer.length - buffered);
+          buffer.set(samples.subarray(offset, offset + n), buffered);
+          buffered += n;
+          offset += n;
+          if (buffered === buffer.length) flush();
+        }
       },
       finish: () => {
-        if (!ended) {
-          ended = true;
-          this.pipe?.end();
+        if (!result) {
+          flush();
+          // The thread decodes commands in order: the next utterance may be queued behind this finish.
+          result = thread.finish(id);
+          done();
         }
-        return this.output;
+        return result;
       },
       abort: () => {
-        ended = true;
-        this.pipe?.destroy();
-        this.kill();
+        if (ended) return;
+        thread.send({ t: 'abort', id });
+        done();
+      },
+      partial: () => {
+        if (ended) return Promise.resolve('');
+        flush();
+        return thread.partial(id);
       },
     };
   }
 
-  kill(): void {
-    this.child.kill('SIGKILL');
-    rmSync(this.fifo, { force: true });
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.reaper);
+    await Promise.all(this.threads.splice(0).map((t) => t.close()));
+  }
+
+  private spawn(): RecogniserThread {
+    const thread = new RecogniserThread((dead) => {
+      const i = this.threads.indexOf(dead);
+      if (i >= 0) this.threads.splice(i, 1);
+      // Keep the warm count: a crashed recogniser is replaced.
+      if (!this.closed && this.threads.length < this.warm) this.spawn();
+    });
+    this.threads.push(thread);
+    return thread;
+  }
+
+  private reap(): void {
+    const now = Date.now();
+    for (const t of [...this.threads]) {
+      if (this.threads.length <= this.warm) return;
+      if (t.utterance === undefined && now - t.idleSince > IDLE_FREE_MS) {
+        this.threads.splice(this.threads.indexOf(t), 1);
+        void t.close();
+      }
+    }
   }
 }

@@ -1,3 +1,5 @@
+import { ProviderError } from './provider-error.ts';
+
 /** The WebSearch port for the managed web_search tool. */
 export interface SearchResult {
   title: string;
@@ -8,4 +10,9 @@ export interface SearchResult {
 export interface WebSearch {
   readonly name: string;
   search(query: string, signal: AbortSignal): Promise<SearchResult[]>;
+}
+
+/** The search backend failed; `publicDetail` is what the model and the client may read. */
+export class SearchError extends ProviderError {
+  override name = 'SearchError';
 }

@@ -1,3 +1,4 @@
+import { ProviderError } from './provider-error.ts';
 import type { VoiceCatalog } from './voices.ts';
 
 export interface SpeechChunk {
@@ -13,12 +14,7 @@ export interface TextToSpeech {
   close?(): Promise<void>;
 }
 
-export class SpeechProviderError extends Error {
-  constructor(
-    message: string,
-    readonly retryable = true,
-  ) {
-    super(message);
-    this.name = 'SpeechProviderError';
-  }
+/** A recogniser or synthesiser failed; `publicDetail` is what the client reads. */
+export class SpeechProviderError extends ProviderError {
+  override name = 'SpeechProviderError';
 }

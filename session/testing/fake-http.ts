@@ -53,6 +53,36 @@ export function flattenHeaders(headers: IncomingHttpHeaders): Record<string, str
   return flat;
 }
 
+/** Counts a server's TCP connections and cuts the next few on demand (connect-failure faults). */
+export class ConnectionFaults {
+  opened = 0;
+  private toDrop = 0;
+
+  constructor(server: Server) {
+    server.on('connection', (socket) => {
+      this.opened += 1;
+      if (this.toDrop > 0) {
+        this.toDrop -= 1;
+        socket.destroy();
+      }
+    });
+  }
+
+  drop(count: number): void {
+    this.toDrop = count;
+  }
+}
+
+/**
+ * Cuts the connection once what was written has left: destroying at once could drop bytes still
+ * buffered, turning "broke mid-answer" into "never answered".
+ */
+export async function cutAfterFlush(res: ServerResponse): Promise<void> {
+  if (!res.destroyed) await new Promise<void>((resolve) => res.write('', () => resolve()));
+  await sleep(5);
+  res.socket?.destroy();
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -4,7 +4,7 @@
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { closeServer, flattenHeaders, listenOnLoopback, readBody, routeRequests, sendJson, sleep } from './fake-http.ts';
+import { closeServer, ConnectionFaults, cutAfterFlush, flattenHeaders, listenOnLoopback, readBody, routeRequests, sendJson, sleep } from './fake-http.ts';
 
 export interface FakeToolCall {
   id?: string;
@@ -20,15 +20,21 @@ export type FakeReply =
   | { toolCalls: FakeToolCall[]; text?: string }
   /** Non-2xx JSON `{error:{message, type}}`. */
   | { status: number; error: string }
+  /** Non-2xx with this body verbatim (a proxy's HTML page, a body quoting URLs and keys). */
+  | { status: number; body: string; contentType?: string }
   /** Streams this text, then destroys the socket without finish_reason or [DONE]. */
   | { failAfterText: string }
+  /** Streams this text, then keeps the stream open and silent: a stall mid-answer. */
+  | { stallAfterText: string }
   /** Never finishes; with `beforeHeaders` it does not even send headers (for timeouts). */
   | { hang: true; beforeHeaders?: boolean }
   /**
-   * Writes each piece verbatim as the SSE body, pausing between pieces so they arrive as
-   * separate TCP reads (split lines, `\r\n`, comments, mid-stream errors), then ends.
+   * Writes each piece verbatim as the SSE body, pausing `gapMs` (default 20) between pieces so
+   * they arrive as separate TCP reads (split lines, `\r\n`, comments, bad SSE, mid-stream
+   * errors, slow bytes), then: `end` (default; no [DONE] unless a piece holds it), `stall` (the
+   * stream stays open and silent) or `destroy` (the socket is cut: an early EOF).
    */
-  | { raw: string[] };
+  | { raw: string[]; gapMs?: number; then?: 'end' | 'stall' | 'destroy' };
 
 export interface FakeOpenAiServer {
   /** Base URL ending in /v1. */
@@ -43,6 +49,10 @@ export interface FakeOpenAiServer {
   enqueue(...replies: FakeReply[]): void;
   /** Pause between streamed chunks. Default 0. */
   delayMs: number;
+  /** Cuts the next `count` TCP connections as soon as they open (connect-failure faults). */
+  dropConnections(count: number): void;
+  /** TCP connections opened so far (keep-alive reuse shows as fewer connections than requests). */
+  readonly connections: number;
   close(): Promise<void>;
 }
 
@@ -64,6 +74,15 @@ class FakeServer implements FakeOpenAiServer {
   private readonly queue: FakeReply[] = [];
   private scripted: ((body: any, index: number) => FakeReply) | undefined;
   private readonly server: Server = createServer(routeRequests((req, res, path) => this.handle(req, res, path)));
+  private readonly faults = new ConnectionFaults(this.server);
+
+  get connections(): number {
+    return this.faults.opened;
+  }
+
+  dropConnections(count: number): void {
+    this.faults.drop(count);
+  }
 
   script(fn: (body: any, index: number) => FakeReply): void {
     this.scripted = fn;
@@ -103,6 +122,11 @@ class FakeServer implements FakeOpenAiServer {
   }
 
   private async reply(res: ServerResponse, reply: FakeReply, out: ChunkWriter): Promise<void> {
+    if ('body' in reply) {
+      res.writeHead(reply.status, { 'content-type': reply.contentType ?? 'text/html' });
+      res.end(reply.body);
+      return;
+    }
     if ('status' in reply) {
       const type = reply.status >= 500 ? 'server_error' : 'invalid_request_error';
       sendJson(res, reply.status, { error: { message: reply.error, type } });
@@ -118,18 +142,24 @@ class FakeServer implements FakeOpenAiServer {
     startSse(res);
     if ('raw' in reply) {
       res.socket?.setNoDelay(true);
+      res.flushHeaders();
       for (const [i, piece] of reply.raw.entries()) {
-        if (i > 0) await sleep(Math.max(this.delayMs, RAW_GAP_MS));
+        if (i > 0) await sleep(reply.gapMs ?? Math.max(this.delayMs, RAW_GAP_MS));
         if (res.destroyed) return;
         res.write(piece);
       }
-      res.end();
+      if (reply.then === 'destroy') await cutAfterFlush(res);
+      else if (reply.then !== 'stall') res.end();
       return;
     }
     await out.delta({ role: 'assistant', content: '' });
     if ('failAfterText' in reply) {
       for (const piece of splitText(reply.failAfterText)) await out.delta({ content: piece });
-      res.socket?.destroy();
+      await cutAfterFlush(res);
+      return;
+    }
+    if ('stallAfterText' in reply) {
+      for (const piece of splitText(reply.stallAfterText)) await out.delta({ content: piece });
       return;
     }
     if ('toolCalls' in reply) {

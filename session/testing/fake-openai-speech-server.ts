@@ -10,7 +10,7 @@
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { closeServer, flattenHeaders, listenOnLoopback, readBody, routeRequests, sendJson, sleep } from './fake-http.ts';
+import { closeServer, ConnectionFaults, cutAfterFlush, flattenHeaders, listenOnLoopback, readBody, routeRequests, sendJson, sleep } from './fake-http.ts';
 import { Arrivals } from '../../media/testing/arrivals.ts';
 
 /** The WAV header fields of an uploaded file, read from its fmt and data chunks. */
@@ -68,16 +68,24 @@ export type TranscriptionReply =
   /** Answered after `delayMs` (for timeouts and abort-in-flight). */
   | { text: string; delayMs?: number }
   /** Non-2xx JSON `{error:{message, type}}`. */
-  | { status: number; error: string };
+  | { status: number; error: string }
+  /** This status and body verbatim (bad JSON with a 200, a proxy's HTML page...). */
+  | { status: number; body: string; contentType?: string }
+  /** Never answers; with `afterHeaders` it sends 200 headers and then nothing (a stall). */
+  | { hang: true; afterHeaders?: boolean };
 
 export type SpeechReply =
   /**
    * Raw PCM (24 kHz) to stream: written `chunkBytes[0]` bytes first, then `chunkBytes[1]`...,
-   * the last size repeating, with `delayMs` between writes (default 10).
+   * the last size repeating, with `delayMs` between writes (default 10). With `stopAfterBytes`
+   * the stream stops there and then: `stall` (default; open and silent) or `destroy` (the socket
+   * is cut: an early EOF).
    */
-  | { pcm: Int16Array; chunkBytes?: number[]; delayMs?: number }
+  | { pcm: Int16Array; chunkBytes?: number[]; delayMs?: number; stopAfterBytes?: number; then?: 'stall' | 'destroy' }
   /** Non-2xx JSON `{error:{message, type}}`. */
-  | { status: number; error: string };
+  | { status: number; error: string }
+  /** Never sends headers. */
+  | { hang: true };
 
 export interface TranscriptionContext {
   index: number;
@@ -97,6 +105,8 @@ export interface FakeOpenAiSpeechServer {
   scriptSpeech(fn: (request: RecordedSpeech, index: number) => SpeechReply): void;
   /** Resolves once `check` holds: re-checked whenever a request is recorded or cut (no polling). */
   until(check: () => boolean, what: string, timeoutMs?: number): Promise<void>;
+  /** Cuts the next `count` TCP connections as soon as they open (connect-failure faults). */
+  dropConnections(count: number): void;
   close(): Promise<void>;
 }
 
@@ -136,6 +146,11 @@ class FakeSpeechServer implements FakeOpenAiSpeechServer {
   private transcribe: (request: TranscriptionContext) => TranscriptionReply = () => 'hello';
   private speak: (request: RecordedSpeech, index: number) => SpeechReply = (request) => toneReply(request.input);
   private readonly server: Server = createServer(routeRequests((req, res, path) => this.handle(req, res, path)));
+  private readonly faults = new ConnectionFaults(this.server);
+
+  dropConnections(count: number): void {
+    this.faults.drop(count);
+  }
 
   until(check: () => boolean, what: string, timeoutMs = 2000): Promise<void> {
     return this.changed.until(() => (check() ? true : undefined), timeoutMs, () => what).then(() => undefined);
@@ -206,6 +221,14 @@ class FakeSpeechServer implements FakeOpenAiSpeechServer {
     });
     const reply = this.transcribe({ index, audioBytes, durationMs: record.durationMs, fields });
     if (typeof reply === 'string') return sendJson(res, 200, { text: reply });
+    if ('hang' in reply) {
+      if (reply.afterHeaders) res.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
+      return;
+    }
+    if ('body' in reply) {
+      res.writeHead(reply.status, { 'content-type': reply.contentType ?? 'application/json' });
+      return void res.end(reply.body);
+    }
     if ('status' in reply) return sendError(res, reply.status, reply.error);
     if (reply.delayMs) await sleep(reply.delayMs);
     if (!res.destroyed) sendJson(res, 200, { text: reply.text });
@@ -241,6 +264,7 @@ class FakeSpeechServer implements FakeOpenAiSpeechServer {
     this.speeches.push(record);
     this.changed.notify();
     const reply = this.speak(record, index);
+    if ('hang' in reply) return;
     if ('status' in reply) return sendError(res, reply.status, reply.error);
 
     res.on('close', () => {
@@ -250,7 +274,8 @@ class FakeSpeechServer implements FakeOpenAiSpeechServer {
     res.writeHead(200, { 'content-type': 'audio/pcm', 'transfer-encoding': 'chunked' });
     res.flushHeaders();
     res.socket?.setNoDelay(true);
-    const bytes = pcmBytes(reply.pcm);
+    const all = pcmBytes(reply.pcm);
+    const bytes = reply.stopAfterBytes === undefined ? all : all.subarray(0, reply.stopAfterBytes);
     const sizes = reply.chunkBytes?.length ? reply.chunkBytes : DEFAULT_CHUNK_BYTES;
     const delayMs = reply.delayMs ?? DEFAULT_CHUNK_DELAY_MS;
     let offset = 0;
@@ -264,6 +289,10 @@ class FakeSpeechServer implements FakeOpenAiSpeechServer {
       record.bytesSent = offset;
     }
     if (res.destroyed) return;
+    if (reply.stopAfterBytes !== undefined) {
+      if (reply.then === 'destroy') await cutAfterFlush(res);
+      return;
+    }
     res.end(() => {
       record.finishedAt = performance.now();
     });

@@ -6,6 +6,7 @@ import type { Permissions } from './permissions.ts';
 import type { ToolCalls } from './tool-calls.ts';
 import { isManaged, type ManagedToolName } from './tool-set.ts';
 import { describeResolution, type ToolResolution, type ToolRoundResult } from './types.ts';
+import { clientDetail } from '../providers/provider-error.ts';
 
 export interface ToolRoundDeps {
   send(frame: ServerFrame): void;
@@ -72,7 +73,8 @@ async function runManaged(deps: ToolRoundDeps, call: ToolCallRequest, signal: Ab
         const results = await deps.search.search(query, signal);
         return { outcome: 'succeeded', verified: true, content: results };
       } catch (error) {
-        return failed(`search failed: ${error instanceof Error ? error.message : String(error)}`);
+        // The result reaches the model and the client: our words only, never the backend's.
+        return failed(`search failed: ${clientDetail(error, 'web search failed')}`);
       }
     }
     case 'think_deeply':

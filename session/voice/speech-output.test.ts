@@ -32,9 +32,6 @@ function output(transport: { leadMs: number; sendAheadMs?: number }) {
       waiting?.();
     },
     discardAudio: () => (discarded += 1),
-    onError: (error) => {
-      throw error;
-    },
   });
   /** Resolves once `frames` frames were handed over (on the frame's arrival). */
   const untilSent = (frames: number): Promise<void> =>
@@ -52,7 +49,9 @@ function output(transport: { leadMs: number; sendAheadMs?: number }) {
 describe('SpeechOutput: what counts as sent at a barge-in', () => {
   it('counts everything handed to a transport that sends at once (WebSocket)', async () => {
     const { speech, sent, untilSent } = output({ leadMs: 200 });
-    const turn = speech.begin('v');
+    const turn = speech.begin('v', (error) => {
+      throw error;
+    });
     turn.pushText('One whole sentence.');
     void turn.settle();
     await untilSent(10);
@@ -63,7 +62,9 @@ describe('SpeechOutput: what counts as sent at a barge-in', () => {
 
   it('does not count audio a pacing transport still holds (WebRTC media worker), and asks it to drop that audio', async () => {
     const { speech, sent, untilSent, discards } = output({ leadMs: 200, sendAheadMs: 60 });
-    const turn = speech.begin('v');
+    const turn = speech.begin('v', (error) => {
+      throw error;
+    });
     turn.pushText('One whole sentence.');
     void turn.settle();
     await untilSent(10);
@@ -80,7 +81,9 @@ describe('SpeechOutput: what counts as sent at a barge-in', () => {
 
   it('counts a finished reply whole: nothing is held once its play time has passed', async () => {
     const { speech, sent } = output({ leadMs: 200, sendAheadMs: 60 });
-    const turn = speech.begin('v');
+    const turn = speech.begin('v', (error) => {
+      throw error;
+    });
     turn.pushText('One whole sentence.');
     await turn.end();
     expect(sent.length).toBe(50);
@@ -92,7 +95,9 @@ describe('SpeechOutput: what counts as sent at a barge-in', () => {
 describe('SpeechOutput: pacing', () => {
   it('sends 20 ms frames in real time after the lead: one second of speech takes a second less the lead', async () => {
     const { speech, sent } = output({ leadMs: 60 });
-    const turn = speech.begin('v');
+    const turn = speech.begin('v', (error) => {
+      throw error;
+    });
     turn.pushText('One whole sentence.');
     await turn.end();
     expect(sent.length).toBe(50);

@@ -16,7 +16,6 @@ export interface SpeechOutputOptions {
   discardAudio?(): void;
   /** See Transport.sendAheadMs. */
   sendAheadMs?: number;
-  onError(error: Error): void;
 }
 
 /**
@@ -37,11 +36,14 @@ export class SpeechOutput {
     });
   }
 
-  /** Starts speaking a new turn; any turn still speaking is cut off first. */
-  begin(voice: string): SpeechTurn {
+  /**
+   * Starts speaking a new turn; any turn still speaking is cut off first. `onFailure` hears a
+   * synthesis failure (once; the turn speaks nothing more).
+   */
+  begin(voice: string, onFailure: (error: Error) => void): SpeechTurn {
     this.current?.stop();
     this.pacer.sentMs = 0;
-    const turn = new SpeechTurn(this, voice);
+    const turn = new SpeechTurn(this, voice, onFailure);
     this.current = turn;
     return turn;
   }
@@ -49,7 +51,6 @@ export class SpeechOutput {
   get pacerSentMs(): number {
     return this.pacer.sentMs;
   }
-
 
   close(): void {
     this.current?.stop();
@@ -106,10 +107,6 @@ export class SpeechOutput {
     return this.pacer.clear();
   }
 
-  /** @internal */
-  reportError(error: Error): void {
-    this.options.onError(error);
-  }
 }
 
 export class SpeechTurn {
@@ -125,6 +122,7 @@ export class SpeechTurn {
   constructor(
     private readonly output: SpeechOutput,
     private readonly voice: string,
+    private readonly onFailure: (error: Error) => void,
   ) {}
 
   pushText(delta: string): void {
@@ -188,7 +186,7 @@ export class SpeechTurn {
           first = false;
         }
       } catch (error) {
-        if (!this.stopped) this.output.reportError(error instanceof Error ? error : new Error(String(error)));
+        if (!this.stopped) this.onFailure(error instanceof Error ? error : new Error(String(error)));
       }
     });
   }

@@ -1,6 +1,8 @@
 import { endpointerOptions } from '../../media/endpointer.ts';
 import type { VoiceActivityDetector } from '../../media/vad.ts';
+import { errorFrame } from '../protocol/errors.ts';
 import type { ServerFrame } from '../protocol/server.ts';
+import { clientDetail } from '../providers/provider-error.ts';
 import type { ConversationHistory } from '../history.ts';
 import { newTurnId } from '../ids.ts';
 import type { SpeechToText } from '../providers/asr.ts';
@@ -20,7 +22,7 @@ export interface VoiceHost {
   userTurn(text: string, turnId: string): TurnRunner | undefined;
   /** Real user speech was heard (cancels a pending end of call). */
   userSpoke(): void;
-  log: { info(obj: object, msg: string): void };
+  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }
 
 /**
@@ -123,10 +125,14 @@ export class VoiceController {
     });
   }
 
-  /** Transcripts resolve asynchronously; turns are taken strictly in the order spoken. */
+  /**
+   * Transcripts resolve asynchronously; turns are taken strictly in the order spoken. A failed
+   * recognition loses the utterance: the client is told (asr_error), so the user can repeat it.
+   */
   private enqueue(task: () => Promise<void>): void {
     this.transcripts = this.transcripts.then(task).catch((error: unknown) => {
-      this.host.log.info({ err: String(error) }, 'transcription failed');
+      this.host.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'speech recognition failed: the utterance is lost');
+      this.host.send(errorFrame('asr_error', clientDetail(error, 'speech recognition failed')));
     });
   }
 }

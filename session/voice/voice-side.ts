@@ -28,7 +28,6 @@ export function openVoiceSide(host: VoiceHost, settings: SessionSettings, deps: 
     ...(transport.downlinkLeadMs === undefined ? {} : { leadMs: transport.downlinkLeadMs }),
     discardAudio: () => transport.discardAudio?.(),
     ...(transport.sendAheadMs === undefined ? {} : { sendAheadMs: transport.sendAheadMs }),
-    onError: (error) => deps.log.warn({ err: error.message }, 'speech synthesis failed'),
   });
   return { speech, voice: new VoiceController(host, media.inputRate, deps.voice.createVad(), deps.voice.stt) };
 }

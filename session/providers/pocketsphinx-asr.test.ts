@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
+import { PocketsphinxSpeechToText } from './pocketsphinx-asr.ts';
+
+/**
+ * The warm recogniser through its real worker and Debian's pocketsphinx: one decoder kept loaded
+ * transcribes utterance after utterance, concurrent utterances never swap transcripts, and a
+ * partial hypothesis is available while the user speaks.
+ */
+
+const EXPECTED: Record<string, string> = {
+  'twelve.wav': 'what is twelve times seven',
+  'weather.wav': 'what is the weather like in paris today',
+  'name.wav': 'my name is robert',
+};
+
+let stt: PocketsphinxSpeechToText;
+beforeAll(async () => {
+  stt = new PocketsphinxSpeechToText(1);
+  await stt.whenReady();
+}, 20_000);
+afterAll(async () => {
+  await stt.close();
+});
+
+/** Feeds a clip in 20 ms frames, as the voice pipeline does. */
+function feed(stream: { write(samples: Int16Array): void }, samples: Int16Array): void {
+  for (let i = 0; i < samples.length; i += 320) stream.write(samples.subarray(i, i + 320));
+}
+
+describe('PocketsphinxSpeechToText (warm decoders in a worker)', () => {
+  it('transcribes utterance after utterance on the same loaded decoder', async () => {
+    for (const [clip, text] of [...Object.entries(EXPECTED), ...Object.entries(EXPECTED)]) {
+      const stream = stt.open();
+      feed(stream, concat(roomTone(200), loadFixture(clip), roomTone(300)));
+      expect(await stream.finish()).toBe(text);
+    }
+  });
+
+  it('keeps concurrent utterances apart, adding decoders as needed', async () => {
+    const clips = Object.keys(EXPECTED);
+    const streams = clips.map(() => stt.open());
+    // Interleaved frame by frame, like three sessions talking at once.
+    const audio = clips.map((clip) => concat(loadFixture(clip), roomTone(300)));
+    for (let i = 0; i < Math.max(...audio.map((a) => a.length)); i += 320) audio.forEach((a, n) => streams[n]!.write(a.subarray(i, i + 320)));
+    const texts = await Promise.all(streams.map((s) => s.finish()));
+    expect(texts).toEqual(clips.map((clip) => EXPECTED[clip]));
+  });
+
+  it('offers a partial transcript of the utterance so far', async () => {
+    const stream = stt.open();
+    const clip = loadFixture('weather.wav');
+    feed(stream, clip.subarray(0, Math.floor(clip.length * 0.6)));
+    const partial = await stream.partial();
+    expect(partial.length).toBeGreaterThan(0);
+    expect('what is the weather like in paris today'.startsWith(partial.split(' ').slice(0, 2).join(' '))).toBe(true);
+    feed(stream, concat(clip.subarray(Math.floor(clip.length * 0.6)), roomTone(300)));
+    expect(await stream.finish()).toBe('what is the weather like in paris today');
+    expect(await stream.partial()).toBe('');
+  });
+
+  it('an aborted utterance yields nothing and frees its decoder; noise yields an empty transcript', async () => {
+    const aborted = stt.open();
+    feed(aborted, loadFixture('name.wav'));
+    aborted.abort();
+    const noise = stt.open();
+    feed(noise, concat(roomTone(400), loadFixture('click.wav'), roomTone(400)));
+    expect(await noise.finish()).toBe('');
+    const next = stt.open();
+    feed(next, concat(loadFixture('name.wav'), roomTone(300)));
+    expect(await next.finish()).toBe('my name is robert');
+  });
+});

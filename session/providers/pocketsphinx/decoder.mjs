@@ -1,0 +1,114 @@
+// The pocketsphinx decoder through its C API (Debian's libpocketsphinx3), called with koffi: a
+// maintained FFI whose npm package ships its native part prebuilt, so nothing is compiled at
+// install. A Decoder keeps its models loaded (~0.4 s and ~90 MB each) and decodes utterance
+// after utterance, streaming: audio is searched as it arrives, so the end of an utterance only
+// finishes the last frames, and a partial hypothesis of the utterance so far is always at hand.
+// Inside an utterance it segments on pocketsphinx's own voice detection exactly as
+// pocketsphinx_continuous does (the recogniser we used before), so transcripts stay the same:
+// audio it never hears as speech (a click, a noise burst) gives no words at all.
+// Plain JavaScript: it runs in recogniser threads, which then need no TypeScript loader.
+import koffi from 'koffi';
+
+export const MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
+
+const OPTIONS = ['-hmm', `${MODEL_DIR}/en-us`, '-lm', `${MODEL_DIR}/en-us.lm.bin`, '-dict', `${MODEL_DIR}/cmudict-en-us.dict`, '-logfn', '/dev/null'];
+
+let api;
+
+function load() {
+  if (api) return api;
+  const ps = koffi.load('libpocketsphinx.so.3');
+  const sb = koffi.load('libsphinxbase.so.3');
+  api = {
+    psArgs: ps.func('void* ps_args()'),
+    cmdLnInit: sb.func('void* cmd_ln_init(void* inout, void* defn, int strict, ...)'),
+    psInit: ps.func('void* ps_init(void* config)'),
+    startUtt: ps.func('int ps_start_utt(void* ps)'),
+    processRaw: ps.func('int ps_process_raw(void* ps, const int16_t* data, size_t n, int no_search, int full_utt)'),
+    endUtt: ps.func('int ps_end_utt(void* ps)'),
+    getHyp: ps.func('const char* ps_get_hyp(void* ps, _Out_ int32_t* score)'),
+    getInSpeech: ps.func('uint8_t ps_get_in_speech(void* ps)'),
+    getFeat: ps.func('void* ps_get_feat(void* ps)'),
+    cmnLiveSet: sb.func('void cmn_live_set(void* cmn, const float* vec)'),
+    // sphinxbase's feat_t up to cmn_struct, and cmn_t (Debian's 5prealpha headers, float mfcc_t).
+    Feat: koffi.struct({ refcount: 'int', name: 'void*', cepsize: 'int32', n_stream: 'int32', stream_len: 'void*', window_size: 'int32', n_sv: 'int32', sv_len: 'void*', subvecs: 'void*', sv_buf: 'void*', sv_dim: 'int32', cmn: 'int', varnorm: 'int32', agc: 'int', compute_feat: 'void*', cmn_struct: 'void*' }),
+    Cmn: koffi.struct({ cmn_mean: 'void*', cmn_var: 'void*', sum: 'void*', nframe: 'int32', veclen: 'int32' }),
+  };
+  return api;
+}
+
+export class Decoder {
+  #ps;
+  #cmn;
+  #initialMean;
+  #inUtterance = false;
+  /** pocketsphinx heard speech in the current segment. */
+  #inSegment = false;
+  /** Transcripts of the utterance's finished segments. */
+  #segments = [];
+
+  constructor() {
+    const a = load();
+    const config = a.cmdLnInit(null, a.psArgs(), 1, ...OPTIONS.flatMap((value) => ['str', value]), 'str', null);
+    if (!config) throw new Error('pocketsphinx rejected its configuration (is pocketsphinx-en-us installed?)');
+    this.#ps = a.psInit(config);
+    if (!this.#ps) throw new Error(`pocketsphinx could not load its model from ${MODEL_DIR}`);
+    // The cepstral mean adapts to the audio it hears; kept across utterances it would carry one
+    // speaker's (or session's) channel into the next. Each utterance starts from the initial
+    // mean, as a freshly loaded decoder would.
+    this.#cmn = koffi.decode(a.getFeat(this.#ps), a.Feat).cmn_struct;
+    const cmn = koffi.decode(this.#cmn, a.Cmn);
+    this.#initialMean = new Float32Array(koffi.decode(cmn.cmn_mean, 'float', cmn.veclen));
+  }
+
+  start() {
+    if (this.#inUtterance) this.end();
+    this.#segments = [];
+    load().cmnLiveSet(this.#cmn, this.#initialMean);
+    this.#startSegment();
+    this.#inUtterance = true;
+  }
+
+  /** Searches these samples now (Int16Array, 16 kHz mono). */
+  process(samples) {
+    if (!this.#inUtterance || samples.length === 0) return;
+    const a = load();
+    if (a.processRaw(this.#ps, samples, samples.length, 0, 0) < 0) throw new Error('pocketsphinx failed to process audio');
+    const speech = a.getInSpeech(this.#ps) !== 0;
+    if (speech) this.#inSegment = true;
+    else if (this.#inSegment) {
+      this.#endSegment();
+      this.#startSegment();
+    }
+  }
+
+  /** The best hypothesis of the utterance so far ('' when nothing was recognised). */
+  partial() {
+    if (!this.#inUtterance) return '';
+    const current = this.#inSegment ? hyp(this.#ps) : '';
+    return [...this.#segments, current].filter(Boolean).join(' ');
+  }
+
+  /** Ends the utterance; returns its final transcript. */
+  end() {
+    if (!this.#inUtterance) return '';
+    this.#inUtterance = false;
+    this.#endSegment();
+    return this.#segments.filter(Boolean).join(' ');
+  }
+
+  #startSegment() {
+    if (load().startUtt(this.#ps) < 0) throw new Error('pocketsphinx could not start an utterance');
+    this.#inSegment = false;
+  }
+
+  #endSegment() {
+    if (load().endUtt(this.#ps) < 0) throw new Error('pocketsphinx could not end the utterance');
+    if (this.#inSegment) this.#segments.push(hyp(this.#ps));
+    this.#inSegment = false;
+  }
+}
+
+function hyp(ps) {
+  return (load().getHyp(ps, [0]) ?? '').trim();
+}

@@ -1,0 +1,94 @@
+import { Worker } from 'node:worker_threads';
+import { SpeechProviderError } from '../tts.ts';
+import type { RecogniserCommand, RecogniserEvent } from './protocol.ts';
+
+const ENTRY = new URL('./recogniser-worker.mjs', import.meta.url);
+
+interface Pending {
+  resolve(text: string): void;
+  reject(error: Error): void;
+}
+
+/**
+ * One recogniser thread (recogniser-worker.mjs) seen from the main thread: commands out, the
+ * transcripts it owes back by utterance id. A thread that dies fails what it owed (asr_error).
+ */
+export class RecogniserThread {
+  private readonly worker: Worker;
+  private readonly finals = new Map<number, Pending>();
+  private readonly partials = new Map<number, Pending[]>();
+  /** The utterance this thread decodes now. */
+  utterance: number | undefined;
+  idleSince = Date.now();
+  dead = false;
+  readonly ready: Promise<void>;
+
+  constructor(private readonly onDead: (thread: RecogniserThread) => void) {
+    this.worker = new Worker(ENTRY, { execArgv: [], stdout: false, stderr: false });
+    // Sessions hold the process open, not an idle recogniser.
+    this.worker.unref();
+    let markReady!: () => void;
+    this.ready = new Promise((resolve) => (markReady = resolve));
+    this.worker.on('message', (event: RecogniserEvent) => {
+      if (event.t === 'ready') return markReady();
+      if (event.t === 'partial') return this.partials.get(event.id)?.shift()?.resolve(event.text);
+      this.settle(event.id, event.t === 'final' ? event.text : new Error(event.error));
+    });
+    this.worker.on('error', () => {});
+    this.worker.on('exit', () => {
+      this.dead = true;
+      markReady();
+      for (const id of [...this.finals.keys(), ...this.partials.keys()]) this.settle(id, new Error('the recogniser stopped'));
+      this.onDead(this);
+    });
+  }
+
+  send(command: RecogniserCommand, transfer: ArrayBuffer[] = []): void {
+    if (!this.dead) this.worker.postMessage(command, transfer);
+  }
+
+  finish(id: number): Promise<string> {
+    if (this.dead) return Promise.reject(failure('the recogniser stopped'));
+    const result = new Promise<string>((resolve, reject) => this.finals.set(id, { resolve, reject }));
+    this.send({ t: 'finish', id });
+    return result;
+  }
+
+  partial(id: number): Promise<string> {
+    if (this.dead) return Promise.resolve('');
+    return new Promise<string>((resolve, reject) => {
+      const waiting = this.partials.get(id) ?? [];
+      waiting.push({ resolve, reject });
+      this.partials.set(id, waiting);
+      this.send({ t: 'partial', id });
+    });
+  }
+
+  /** Asks the thread to exit between two commands; terminates it if it has not after a second. */
+  async close(): Promise<void> {
+    if (this.dead) return;
+    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    this.send({ t: 'close', id: 0 });
+    const timer = setTimeout(() => void this.worker.terminate(), 1000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  private settle(id: number, outcome: string | Error): void {
+    const pending = this.finals.get(id);
+    const waiting = this.partials.get(id) ?? [];
+    this.finals.delete(id);
+    this.partials.delete(id);
+    if (typeof outcome === 'string') {
+      pending?.resolve(outcome);
+      for (const p of waiting) p.resolve('');
+    } else {
+      pending?.reject(failure(`pocketsphinx failed: ${outcome.message}`));
+      for (const p of waiting) p.resolve('');
+    }
+  }
+}
+
+function failure(message: string): SpeechProviderError {
+  return new SpeechProviderError(message, true, undefined, 'speech recognition failed');
+}

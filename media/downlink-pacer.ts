@@ -1,4 +1,5 @@
 import { sharedPacerClock, type PacerClock, type Ticking } from './pacer-clock.ts';
+import type { Processor } from './processor.ts';
 
 export const DOWNLINK_FRAME_MS = 20;
 
@@ -14,7 +15,7 @@ export interface PacerOptions {
  * Sends queued PCM in 20 ms frames at real-time pace. Because at most `leadMs` of audio is ever
  * ahead of the listener, clearing the queue stops the downlink within one frame of a barge-in.
  */
-export class DownlinkPacer implements Ticking {
+export class DownlinkPacer implements Ticking, Processor<Int16Array> {
   private readonly frameSamples: number;
   private readonly queue: Int16Array[] = [];
   private partial: Int16Array | undefined;
@@ -46,7 +47,8 @@ export class DownlinkPacer implements Ticking {
     return this.queue.length === 0 && this.partialFill === 0;
   }
 
-  enqueue(samples: Int16Array): void {
+  /** Queues PCM at the pacer's rate; it leaves in 20 ms frames on the clock (the sink is `send`). */
+  push(samples: Int16Array): void {
     let offset = 0;
     while (offset < samples.length) {
       this.partial ??= new Int16Array(this.frameSamples);
@@ -102,7 +104,7 @@ export class DownlinkPacer implements Ticking {
     while (this.queue.length > 0 && this.nextAt !== undefined && this.nextAt - this.leadMs <= now) {
       const frame = this.queue.shift()!;
       // The lead a run opens with leaves at once by design; only frames the clock sends count.
-      if (onClock) this.clock.lateness.record(performance.now() - (this.nextAt - this.leadMs));
+      if (onClock) this.clock.onLateness?.(performance.now() - (this.nextAt - this.leadMs));
       this.options.send(frame);
       this.sentMs += DOWNLINK_FRAME_MS;
       this.nextAt += DOWNLINK_FRAME_MS;

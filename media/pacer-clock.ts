@@ -1,5 +1,3 @@
-import { LatenessHistogram } from './lateness-histogram.ts';
-
 /**
  * One clock for every downlink in the process: ticks on a fixed 5 ms grid and asks each
  * registered pacer to send what is due. One timer instead of one per session keeps the event
@@ -19,8 +17,11 @@ export class PacerClock {
   private timer: NodeJS.Timeout | undefined;
   private origin = 0;
   private due = 0;
-  /** Send lateness of every paced frame (actual send time − its deadline), process-wide. */
-  readonly lateness = new LatenessHistogram();
+  /**
+   * Called with the send lateness of every frame paced on this clock (its send time minus its
+   * deadline, ms), when set: instrumentation hooks in here (signaling/observability/pacing.ts).
+   */
+  onLateness: ((lateMs: number) => void) | undefined;
 
   constructor(readonly intervalMs = 5) {}
 

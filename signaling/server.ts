@@ -16,6 +16,7 @@ import { catalogOf, FLITE_VOICES } from '../session/providers/voices.ts';
 import { SearxngSearch } from '../session/providers/searxng-search.ts';
 import { MemoryResumeStash, type ResumeStash } from '../session/resume/resume-stash.ts';
 import { OneShotStore } from './one-shot-store.ts';
+import { instrumentPacing } from './observability/pacing.ts';
 
 export interface RunningServer {
   /** http://host:port */
@@ -38,6 +39,7 @@ export interface ServerOverrides {
 
 /** Starts HTTP and WebSocket on one port. */
 export async function startServer(config: Config, overrides: ServerOverrides = {}): Promise<RunningServer> {
+  instrumentPacing();
   const log = overrides.log ?? createLogger(config.LOG_LEVEL);
   const keys = KeyStore.open(config.DATA_DIR);
   const voice = overrides.voice ?? (await createVoiceProviders(config, log));

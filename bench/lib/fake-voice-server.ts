@@ -1,10 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { GcPauses } from '../../media/gc-pauses.ts';
-import { sharedPacerClock } from '../../media/pacer-clock.ts';
 import { mediaWorkerPools } from '../../media/webrtc/worker-peer.ts';
 import { loadVad, VoiceActivityDetector } from '../../media/vad.ts';
 import { loadConfig } from '../../signaling/config.ts';
+import { GcPauses } from '../../signaling/observability/gc-pauses.ts';
+import { mainPacingLateness, workerPacingReports } from '../../signaling/observability/pacing.ts';
 import { startServer } from '../../signaling/server.ts';
 import { FakeSpeechToText, FakeTextToSpeech } from './fake-providers.ts';
 
@@ -28,18 +28,17 @@ const server = await startServer(config, {
 process.stdout.write(`parley-bench: listening on ${server.url} (fake ASR and TTS)\n`);
 
 // The server's event-loop delay since the last report, on SIGUSR2 (bench code, not the server's):
-// a late event loop is what makes the downlink pacer send late. The pacer's own send lateness
-// comes from the shared clock's histogram (media/lateness-histogram.ts).
+// a late event loop is what makes the downlink pacer send late. The pacers' own send lateness
+// comes from signaling/observability/pacing.ts.
 const delay = monitorEventLoopDelay({ resolution: 1 });
 delay.enable();
 const gc = new GcPauses();
 process.on('SIGUSR2', async () => {
   const ms = (ns: number): number => Math.round(ns / 1e4) / 100;
-  const handoff = sharedPacerClock.lateness.summary();
-  sharedPacerClock.lateness.reset();
+  const handoff = mainPacingLateness(true);
   // With media workers the RTP send time is decided by the workers' own pacers; the session's
   // pacer only hands frames over ahead of time. Workers report separately: the worst one counts.
-  const workers = (await Promise.all(mediaWorkerPools().map((p) => p.lateness(true)))).flat();
+  const workers = await workerPacingReports(mediaWorkerPools(), true);
   const rtp = workers.length === 0 ? handoff : { count: workers.reduce((a, w) => a + w.count, 0), p50: Math.max(...workers.map((w) => w.p50)), p99: Math.max(...workers.map((w) => w.p99)), max: Math.max(...workers.map((w) => w.max)) };
   const report = {
     p50: ms(delay.percentile(50)),

@@ -1,5 +1,4 @@
-import type { GcPauseSummary } from '../gc-pauses.ts';
-import type { LatenessSummary } from '../lateness-histogram.ts';
+import type { PacerClock } from '../pacer-clock.ts';
 import type { CallPeerConfig } from './call-peer.ts';
 
 /**
@@ -11,6 +10,16 @@ import type { CallPeerConfig } from './call-peer.ts';
 export interface MediaWorkerData {
   /** The nice value the worker thread asks for (0: unchanged). */
   nice: number;
+  /** URL of a WorkerInstrumentation module the worker loads at start (none: no report). */
+  instrumentation?: string;
+}
+
+/**
+ * What an instrumentation module exports: `install` hooks into the worker's pacer clock and
+ * returns the thread's report, answered to each `report` command (opaque to media/).
+ */
+export interface WorkerInstrumentation {
+  install(clock: PacerClock): (reset: boolean) => unknown;
 }
 
 export type WorkerCommand =
@@ -20,8 +29,8 @@ export type WorkerCommand =
   | { t: 'packet'; id: number; packet: Uint8Array }
   /** Barge-in: packets not sent yet are dropped. */
   | { t: 'discard'; id: number }
-  /** The worker's pacing lateness since the last ask (benchmarks, diagnostics); `reset` starts over. */
-  | { t: 'lateness'; reset: boolean }
+  /** The instrumentation's report since the last ask (benchmarks, diagnostics); `reset` starts over. */
+  | { t: 'report'; reset: boolean }
   | { t: 'control'; id: number; text: string }
   | { t: 'close'; id: number };
 
@@ -38,6 +47,7 @@ export type WorkerEvent =
   | { t: 'control-closed'; id: number }
   | { t: 'connected'; id: number }
   | { t: 'gone'; id: number }
-  | { t: 'lateness'; summary: LatenessSummary; gc: GcPauseSummary }
+  /** Undefined when the worker runs without instrumentation. */
+  | { t: 'report'; report: unknown }
   /** Whether the worker thread got the priority it asked for (sent once, at start). */
   | { t: 'priority'; nice: number; applied: boolean; reason?: string };

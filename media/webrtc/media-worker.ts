@@ -1,8 +1,7 @@
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { OfferError } from './call-peer.ts';
-import type { MediaWorkerData, WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
-import { GcPauses } from '../gc-pauses.ts';
+import type { MediaWorkerData, WorkerCommand, WorkerEvent, WorkerInstrumentation } from './media-worker-protocol.ts';
 import { sharedPacerClock } from '../pacer-clock.ts';
 import { ServerPeer } from './server-peer.ts';
 
@@ -23,7 +22,7 @@ const post = (event: WorkerEvent): void => port.postMessage(event);
  * core the media thread should run first. Raising it needs CAP_SYS_NICE; without it the thread
  * keeps the process's priority and the main thread is told why.
  */
-const { nice } = workerData as MediaWorkerData;
+const { nice, instrumentation } = workerData as MediaWorkerData;
 if (nice !== 0) {
   try {
     setPriority(nice);
@@ -33,8 +32,8 @@ if (nice !== 0) {
   }
 }
 
-/** This thread's garbage-collection pauses since the last lateness report (diagnostics). */
-const gc = new GcPauses();
+/** The instrumentation the pool asked for, hooked into this thread's pacer clock. */
+const report = instrumentation ? ((await import(instrumentation)) as WorkerInstrumentation).install(sharedPacerClock) : undefined;
 
 /**
  * Uplink audio leaves in batches: every frame decoded within AUDIO_BATCH_MS, packed into one
@@ -98,12 +97,8 @@ function run(command: WorkerCommand): void {
     case 'discard':
       peers.get(command.id)?.discardQueued();
       return;
-    case 'lateness':
-      post({ t: 'lateness', summary: sharedPacerClock.lateness.summary(), gc: gc.summary() });
-      if (command.reset) {
-        sharedPacerClock.lateness.reset();
-        gc.reset();
-      }
+    case 'report':
+      post({ t: 'report', report: report?.(command.reset) });
       return;
     case 'control':
       peers.get(command.id)?.sendControl(command.text);

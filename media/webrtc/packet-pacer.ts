@@ -1,4 +1,5 @@
 import type { PacerClock, Ticking } from '../pacer-clock.ts';
+import type { Processor } from '../processor.ts';
 
 const PACKET_MS = 20;
 /** Packets a talk spurt opens with, sent at once so the listener's jitter buffer fills. */
@@ -15,7 +16,7 @@ const SPURT_END_MS = 40;
  * if it is later than that lead, a packet goes the moment it arrives and the spurt keeps its
  * timeline unless nothing came for SPURT_END_MS.
  */
-export class PacketPacer implements Ticking {
+export class PacketPacer implements Ticking, Processor<Uint8Array> {
   private readonly queue: Uint8Array[] = [];
   /** Grid slot of the next packet (its send time is nextAt − burst); undefined between spurts. */
   private nextAt: number | undefined;
@@ -58,7 +59,7 @@ export class PacketPacer implements Ticking {
   private sendDue(now: number): void {
     while (this.queue.length > 0 && this.nextAt !== undefined && this.nextAt - this.burstMs <= now) {
       // The burst leaves at once by design; every later packet is measured against its slot.
-      if (this.sentInSpurt >= this.burstPackets) this.clock.lateness.record(performance.now() - (this.nextAt - this.burstMs));
+      if (this.sentInSpurt >= this.burstPackets) this.clock.onLateness?.(performance.now() - (this.nextAt - this.burstMs));
       this.send(this.queue.shift()!);
       this.sentInSpurt += 1;
       this.nextAt += PACKET_MS;

@@ -1,14 +1,9 @@
 import { Worker } from 'node:worker_threads';
 import { OfferError, type CallPeer, type CallPeerConfig, type CallPeerEvents } from './call-peer.ts';
-import type { LatenessSummary } from '../lateness-histogram.ts';
-import type { GcPauseSummary } from '../gc-pauses.ts';
 import type { MediaWorkerData, WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
 import { MEDIA_RATE } from './opus.ts';
 import { OpusFrameEncoder } from './opus-encoder.ts';
 import { PACKET_BURST_MS } from './packet-pacer.ts';
-
-/** One worker's RTP pacing lateness and GC pauses over a reporting period. */
-export type WorkerLateness = LatenessSummary & { gc: GcPauseSummary };
 
 type PriorityEvent = Extract<WorkerEvent, { t: 'priority' }>;
 
@@ -23,14 +18,15 @@ class MediaWorker {
   private readonly peers = new Map<number, WorkerPeer>();
   private outbox: WorkerCommand[] = [];
   private dead = false;
-  private latenessWaiters: Array<(summary: WorkerLateness | undefined) => void> = [];
+  private reportWaiters: Array<(report: unknown) => void> = [];
 
   constructor(
     nice: number,
+    instrumentation: URL | undefined,
     private readonly onDead: (worker: MediaWorker) => void,
     private readonly onPriority: (event: PriorityEvent) => void,
   ) {
-    this.worker = new Worker(ENTRY, { execArgv: [], stdout: false, stderr: false, workerData: { nice } satisfies MediaWorkerData });
+    this.worker = new Worker(ENTRY, { execArgv: [], stdout: false, stderr: false, workerData: { nice, ...(instrumentation ? { instrumentation: instrumentation.href } : {}) } satisfies MediaWorkerData });
     // Idle workers never keep the process alive; calls are held by the server's sockets.
     this.worker.unref();
     this.worker.on('message', (event: WorkerEvent) => this.onEvent(event));
@@ -63,12 +59,12 @@ class MediaWorker {
     if (!this.dead && commands.length > 0) this.worker.postMessage(commands);
   }
 
-  /** The worker's pacing lateness (and GC pauses) since the last call with reset. */
-  lateness(reset: boolean): Promise<WorkerLateness | undefined> {
+  /** The instrumentation's report since the last call with reset (undefined without one). */
+  report(reset: boolean): Promise<unknown> {
     if (this.dead) return Promise.resolve(undefined);
     return new Promise((resolve) => {
-      this.latenessWaiters.push(resolve);
-      this.send({ t: 'lateness', reset });
+      this.reportWaiters.push(resolve);
+      this.send({ t: 'report', reset });
     });
   }
 
@@ -77,8 +73,8 @@ class MediaWorker {
       this.onPriority(event);
       return;
     }
-    if (event.t === 'lateness') {
-      this.latenessWaiters.shift()?.({ ...event.summary, gc: event.gc });
+    if (event.t === 'report') {
+      this.reportWaiters.shift()?.(event.report);
       return;
     }
     if (event.t === 'audio') {
@@ -97,7 +93,7 @@ class MediaWorker {
     if (this.dead) return;
     this.dead = true;
     this.onDead(this);
-    for (const waiter of this.latenessWaiters.splice(0)) waiter(undefined);
+    for (const waiter of this.reportWaiters.splice(0)) waiter(undefined);
     const peers = [...this.peers.values()];
     this.peers.clear();
     for (const peer of peers) peer.workerDied();
@@ -166,7 +162,7 @@ export class WorkerPeer implements CallPeer {
     return Promise.resolve();
   }
 
-  onEvent(event: Exclude<WorkerEvent, { t: 'audio' } | { t: 'lateness' }>): void {
+  onEvent(event: Exclude<WorkerEvent, { t: 'audio' } | { t: 'report' }>): void {
     switch (event.t) {
       case 'answered':
         this.pendingAnswer?.resolve(event.sdp);
@@ -222,10 +218,14 @@ export class MediaWorkerPool {
   /** Told once if a worker could not take its priority (see media-worker.ts). */
   onPriorityRefused: ((reason: string) => void) | undefined;
 
-  /** `nice`: the worker threads' priority (Linux nice value; 0 leaves them as the process). */
+  /**
+   * `nice`: the worker threads' priority (Linux nice value; 0 leaves them as the process).
+   * `instrumentation`: a WorkerInstrumentation module each worker loads (see reports()).
+   */
   constructor(
     readonly size: number,
     readonly nice = 0,
+    private readonly instrumentation?: URL,
   ) {}
 
   createPeer(options: CallPeerConfig & CallPeerEvents): WorkerPeer {
@@ -236,14 +236,14 @@ export class MediaWorkerPool {
     return peer;
   }
 
-  /** Pacing lateness of every running worker (benchmarks, diagnostics). */
-  async lateness(reset: boolean): Promise<WorkerLateness[]> {
-    const all = await Promise.all(this.workers.map((w) => w.lateness(reset)));
-    return all.filter((s): s is WorkerLateness => s !== undefined);
+  /** The instrumentation's report of every running worker (benchmarks, diagnostics). */
+  async reports(reset: boolean): Promise<unknown[]> {
+    const all = await Promise.all(this.workers.map((w) => w.report(reset)));
+    return all.filter((r) => r !== undefined);
   }
 
   private pick(): MediaWorker {
-    while (this.workers.length < this.size) this.workers.push(new MediaWorker(this.nice, (w) => this.remove(w), (event) => this.onPriority(event)));
+    while (this.workers.length < this.size) this.workers.push(new MediaWorker(this.nice, this.instrumentation, (w) => this.remove(w), (event) => this.onPriority(event)));
     return this.workers.reduce((best, w) => (w.load < best.load ? w : best));
   }
 
@@ -267,11 +267,11 @@ export function mediaWorkerPools(): MediaWorkerPool[] {
 }
 
 /** One pool per size and priority for the whole process (test servers come and go; workers stay). */
-export function mediaWorkerPool(size: number, nice = 0): MediaWorkerPool {
+export function mediaWorkerPool(size: number, nice = 0, instrumentation?: URL): MediaWorkerPool {
   const key = `${size}/${nice}`;
   let pool = pools.get(key);
   if (!pool) {
-    pool = new MediaWorkerPool(size, nice);
+    pool = new MediaWorkerPool(size, nice, instrumentation);
     pools.set(key, pool);
   }
   return pool;

@@ -1,4 +1,5 @@
 import { Endpointer, type EndpointerOptions } from '../../media/endpointer.ts';
+import { FrameSplitter } from '../../media/frame-splitter.ts';
 import { Pcm16Reader, rmsDbfs } from '../../media/pcm.ts';
 import { Resampler } from '../../media/resampler.ts';
 import { SilenceMonitor, type SilentMicWarning } from '../../media/silence-monitor.ts';
@@ -21,16 +22,17 @@ export interface VoiceInputEvents {
 const MAX_SEGMENT_SAMPLES = VAD_SAMPLE_RATE * 60;
 
 /**
- * The uplink: wire bytes → PCM16 → 16 kHz → 20 ms frames → VAD → endpointer, with the current
- * utterance streamed into speech recognition while the user talks.
+ * The uplink, assembled here in the order audio flows: wire bytes → PCM16 (Pcm16Reader) →
+ * silence monitor → 16 kHz (Resampler) → 20 ms frames (FrameSplitter) → VAD → endpointer
+ * (onFrame) → the recognition feed: the current utterance is streamed into speech recognition
+ * while the user talks, and its transcript ends the turn.
  */
 export class VoiceInput {
   private readonly reader = new Pcm16Reader();
   private readonly resampler: Resampler;
   private readonly silence: SilenceMonitor;
   private readonly endpointer: Endpointer;
-  private readonly frame = new Int16Array(VAD_FRAME_SAMPLES);
-  private frameFill = 0;
+  private readonly frames: FrameSplitter;
   private asr: TranscriptionStream | undefined;
   /** The open segment's audio, kept so an eager end can be undone and re-transcribed. */
   private segment: Int16Array[] = [];
@@ -44,8 +46,9 @@ export class VoiceInput {
     private readonly stt: SpeechToText,
     private readonly events: VoiceInputEvents,
   ) {
-    this.resampler = new Resampler(inputRate, VAD_SAMPLE_RATE);
     this.silence = new SilenceMonitor(inputRate);
+    this.resampler = new Resampler(inputRate, VAD_SAMPLE_RATE);
+    this.frames = new FrameSplitter(VAD_FRAME_SAMPLES, (frame) => this.onFrame(frame));
     this.endpointer = new Endpointer(endpointing);
   }
 
@@ -69,18 +72,7 @@ export class VoiceInput {
       const warning = this.silence.push(samples);
       if (warning) this.events.onSilentMic(warning);
     }
-    const pcm16k = this.resampler.process(samples);
-    let offset = 0;
-    while (offset < pcm16k.length) {
-      const take = Math.min(VAD_FRAME_SAMPLES - this.frameFill, pcm16k.length - offset);
-      this.frame.set(pcm16k.subarray(offset, offset + take), this.frameFill);
-      this.frameFill += take;
-      offset += take;
-      if (this.frameFill === VAD_FRAME_SAMPLES) {
-        this.frameFill = 0;
-        this.onFrame(this.frame.slice());
-      }
-    }
+    this.frames.push(this.resampler.process(samples));
   }
 
   /** Drops any utterance in progress (reset, interrupt of the whole session). */

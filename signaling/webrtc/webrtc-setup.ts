@@ -1,6 +1,7 @@
 import { OfferError, type CallPeer, type CallPeerOptions } from '../../media/webrtc/call-peer.ts';
 import { LocalPeer } from '../../media/webrtc/local-peer.ts';
 import { mediaWorkerPool, type MediaWorkerPool } from '../../media/webrtc/worker-peer.ts';
+import { WORKER_INSTRUMENTATION } from '../observability/pacing.ts';
 import { WebRtcTransport, type SignalingLink } from './webrtc-transport.ts';
 import { MEDIA_RATE } from '../../media/webrtc/opus.ts';
 import type { Session } from '../../session/session.ts';
@@ -79,7 +80,7 @@ export class WebRtcSetup {
 
   private workerPool(): MediaWorkerPool {
     const { config, log } = this.server;
-    const pool = mediaWorkerPool(config.WEBRTC_MEDIA_WORKERS, config.WEBRTC_MEDIA_WORKER_NICE);
+    const pool = mediaWorkerPool(config.WEBRTC_MEDIA_WORKERS, config.WEBRTC_MEDIA_WORKER_NICE, WORKER_INSTRUMENTATION);
     pool.onPriorityRefused ??= (reason) => log.warn({ nice: config.WEBRTC_MEDIA_WORKER_NICE }, `${reason}; grant CAP_SYS_NICE or set WEBRTC_MEDIA_WORKER_NICE=0`);
     return pool;
   }

@@ -15,13 +15,15 @@ export class GcPauses {
   private totalMs = 0;
   private maxMs = 0;
 
-  constructor() {
+  /** `onPause`: told after each batch of pauses is counted (tests wait on it). */
+  constructor(private readonly onPause?: () => void) {
     new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) {
         this.count += 1;
         this.totalMs += entry.duration;
         if (entry.duration > this.maxMs) this.maxMs = entry.duration;
       }
+      this.onPause?.();
     }).observe({ entryTypes: ['gc'] });
   }
 

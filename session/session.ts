@@ -33,7 +33,6 @@ export class Session implements VoiceHost {
   private readonly ending: EndOfCall;
   private readonly injection: ContextInjection;
   private readonly routed: RoutedParts;
-  private ambienceActive = false;
   private greeted = false;
   private closed = false;
 
@@ -94,16 +93,11 @@ export class Session implements VoiceHost {
       settings, floor: this.floor, desk: this.desk, injection: this.injection, live, ending: this.ending, voice: this.voice, send,
       userText: (text) => void this.userTurn(text, newTurnId(), 'text'),
       reset: () => this.onReset(),
-      ambience: (active) => (this.ambienceActive = active),
     };
   }
 
   get replying(): boolean {
     return this.floor.replying;
-  }
-
-  get ambience(): boolean {
-    return this.ambienceActive;
   }
 
   /** Sends ready and speaks the greeting. */

@@ -19,8 +19,8 @@ describe('the README documents every error code', () => {
     expect(row).toContain(`| ${spec.retryable} |`);
   });
 
-  it.each(Object.entries(HTTP_ERRORS))('HTTP code %s with its status', (code, status) => {
-    expect(readme).toContain(`| ${status} | \`${code}\` |`);
+  it.each(Object.entries(HTTP_ERRORS))('HTTP code %s with its status and retryable flag', (code, { status, retryable }) => {
+    expect(readme).toContain(`| ${status} | \`${code}\` | ${retryable} |`);
   });
 
   it.each(['unknown_call', 'not_deferrable', 'already_deferred', 'call_closed', 'duplicate_handle', 'invalid_interaction_id', 'invalid_state', 'unknown_interaction', 'already_closed', 'missing_answer'])(

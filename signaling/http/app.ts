@@ -20,7 +20,7 @@ export function createHttpApp(server: ServerContext): Koa {
       }
     } catch (error) {
       server.log.error({ err: error instanceof Error ? error.stack : String(error), path: ctx.path }, 'http handler failed');
-      sendHttpError(ctx, 'internal_error', 'internal error', true);
+      sendHttpError(ctx, 'internal_error', 'internal error');
     }
   });
 

@@ -38,6 +38,7 @@ describe('the layering rules', () => {
     ['session-stays-below-signaling', { 'session/core.ts': "import { x } from '../signaling/server.ts';\nexport const y = x;\n", 'signaling/server.ts': 'export const x = 1;\n' }],
     ['client-takes-only-protocol-types', { 'client/src/a.ts': "import { x } from '../../session/protocol/server.ts';\nexport const y = x;\n", 'session/protocol/server.ts': 'export const x = 1;\n' }],
     ['client-types-only-from-protocol', { 'client/src/a.ts': "import type { X } from '../../session/core.ts';\nexport type Y = X;\n", 'session/core.ts': 'export type X = number;\n' }],
+    ['e2e-kits-stay-in-e2e', { 'session/tools/a.test.ts': "import { x } from '../e2e/tools/kit.ts';\nexport const y = x;\n", 'session/e2e/tools/kit.ts': 'export const x = 1;\n' }],
     ['no-circular', { 'session/a.ts': "import { b } from './b.ts';\nexport const a = b;\n", 'session/b.ts': "import { a } from './a.ts';\nexport const b = () => a;\n" }],
   ])('name the rule a wrong arrow breaks: %s', async (rule, files) => {
     expect(await cruise(files)).toContain(`error ${rule}:`);

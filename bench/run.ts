@@ -20,6 +20,7 @@ const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./webrtc.ts'),
   () => import('./resume.ts'),
   () => import('./interactions.ts'),
+  () => import('./voices.ts'),
 ];
 
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));

@@ -35,7 +35,8 @@ export const ConfigSchema = z.object({
   SLOW_CONSUMER_MS: positiveInt.default(5000),
 
   GREETING: z.string().min(1).max(2000).default('Hello! How can I help you today?'),
-  DEFAULT_VOICE: z.string().min(1).default('slt'),
+  /** flite's kal16: the clearest offline voice by recogniser round trip (bench/voices.ts). */
+  DEFAULT_VOICE: z.string().min(1).default('kal16'),
   DEFAULT_TEMPERATURE: z.coerce.number().min(0).max(2).default(0.7),
 
   LLM_PROVIDER: z.enum(['local', 'openai']).default('local'),
@@ -165,7 +166,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError('invalid configuration:\n  WEBRTC_PORT_MIN/WEBRTC_PORT_MAX: set both, with MIN below MAX');
   }
   if (config.TTS_PROVIDER === 'openai') {
-    // The flite default voice ('slt') means nothing to an OpenAI-compatible endpoint.
+    // The flite default voice ('kal16') means nothing to an OpenAI-compatible endpoint.
     if (present.DEFAULT_VOICE === undefined) {
       config.DEFAULT_VOICE = config.TTS_VOICES[0]!;
     } else if (!config.TTS_VOICES.includes(config.DEFAULT_VOICE)) {

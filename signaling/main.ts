@@ -15,6 +15,10 @@ async function main(): Promise<void> {
   }
   const server = await startServer(config);
   process.stdout.write(`parley: listening on ${server.url} (demo at ${server.url}/, WebSocket at ${server.url.replace(/^http/, 'ws')}/ws)\n`);
+  // No recogniser with an English model installs through npm alone (README: "Voice with no
+  // system packages"), so a fresh machine says once, plainly, what voice needs.
+  const voice = server.context.voice;
+  if (!voice.ok) process.stdout.write(`parley: voice is off, text works: ${voice.reason}\n`);
   const shutdown = (signal: string): void => {
     server.context.log.info({ signal }, 'shutdown requested');
     // A second signal, or a drain that overruns its bound, exits at once.

@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 import type { Page } from 'puppeteer-core';
 import { describe, expect, it } from 'vitest';
 import { chromiumAvailable } from './browser.ts';
@@ -10,8 +9,6 @@ import { sendText, useDemoPage } from './demo-page.ts';
  * pattern, reconnect status, and voice with the talk button and interruption, in headless
  * Chromium with a fake microphone against the real server.
  */
-
-const SCREENSHOT = fileURLToPath(new URL('../demo/screenshot-voice.png', import.meta.url));
 
 describe.skipIf(!chromiumAvailable())('demo page in Chromium (tools, reload, reconnect, voice)', { timeout: 40_000 }, () => {
   const { openDemo } = useDemoPage({ LOCAL_LLM_WORD_DELAY_MS: '20' }, { media: true });
@@ -84,8 +81,10 @@ describe.skipIf(!chromiumAvailable())('demo page in Chromium (tools, reload, rec
   it('voice: the greeting plays, Stop interrupts it, the talk button runs the microphone', async () => {
     const p = await openDemo();
     await p.select('#modality', 'voice');
+    await p.select('#transport', 'ws');
     await p.click('#connect');
     await waitStatus(p, 'connected · voice');
+    expect(await p.evaluate(() => (window as W).parleyClient.transport)).toBe('ws');
     expect(await p.$eval('#talk', (el) => (el as HTMLButtonElement).hidden)).toBe(false);
     await p.evaluate(() => {
       (window as W).heardMs = 0;
@@ -100,9 +99,9 @@ describe.skipIf(!chromiumAvailable())('demo page in Chromium (tools, reload, rec
     await p.waitForSelector('.msg.assistant .unheard', { timeout: 5000 });
 
     await p.click('#talk');
-    await p.waitForFunction(() => document.querySelector('#mic')?.textContent?.includes('listening') === true, { timeout: 5000 });
+    await p.waitForFunction(() => document.querySelector('#mic')?.textContent === 'on', { timeout: 5000 });
+    await p.waitForFunction(() => document.querySelector('#agent-state')?.textContent === 'listening', { timeout: 5000 });
     expect(await p.$eval('#talk', (el) => el.getAttribute('aria-pressed'))).toBe('true');
-    if (process.env.PARLEY_SCREENSHOT === '1') await p.screenshot({ path: SCREENSHOT as `${string}.png`, fullPage: true });
     await p.click('#talk');
     expect(await p.$eval('#mic', (el) => el.textContent)).toBe('microphone off');
     // typed text in a voice session joins the conversation as user text

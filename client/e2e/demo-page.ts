@@ -1,5 +1,6 @@
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import type { ServerOverrides } from '../../signaling/server.ts';
 import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
 import { closeChromium, launchChromium } from './browser.ts';
 
@@ -8,14 +9,18 @@ import { closeChromium, launchChromium } from './browser.ts';
  * describe block: it starts a real server with `env` and Chromium for the block, and closes the
  * test's page after each test, failing the test on any uncaught exception in the page.
  */
-export function useDemoPage(env: Record<string, string>, browserOptions: { media?: boolean } = {}): { readonly server: TestServer; openDemo(): Promise<Page> } {
+export function useDemoPage(
+  env: Record<string, string>,
+  browserOptions: { media?: boolean; args?: string[] } = {},
+  overrides: ServerOverrides = {},
+): { readonly server: TestServer; openDemo(): Promise<Page> } {
   let server: TestServer;
   let browser: Browser;
   let page: Page;
   let pageErrors: string[] = [];
 
   beforeAll(async () => {
-    server = await startTestServer(env);
+    server = await startTestServer(env, overrides);
     browser = await launchChromium(browserOptions);
   });
 

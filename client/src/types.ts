@@ -142,6 +142,8 @@ export interface LibraryEventDetails {
   recovering: { code: string; device_id: string | null };
   failed: { code: string; error: Error };
   listening: { device_id: string | null };
+  /** Library extension: the microphone's level every 100 ms while capturing (peak 0–1, RMS dBFS). */
+  mic_level: { peak: number; dbfs: number };
   devices_changed: { devices: InputDevice[]; device_id: string | null; active_device_id: string | null };
   input_device_changed: { device_id: string | null; previous_device_id: string | null; reason: 'user' | 'device_lost' };
   reconnecting: { attempt: number; delay_ms: number; code: number; reason: string };

@@ -42,6 +42,15 @@ describe('the werift patch (patch-package)', () => {
   const installed = (JSON.parse(readFileSync(join(WERIFT, 'package.json'), 'utf8')) as { version: string }).version;
   const pinned = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies.werift;
 
+  it('is applied by every install from this repository, production ones included', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>; dependencies: Record<string, string> };
+    // npm runs `prepare` for `npm install` and `npm ci` here, --omit=dev too (deploy/systemd), never
+    // for a package installed as a dependency: patch-package must be there without devDependencies.
+    expect(pkg.scripts.prepare).toBe('patch-package --patch-dir media/webrtc/patches --error-on-fail');
+    expect(pkg.scripts.postinstall).toBeUndefined();
+    expect(Object.keys(pkg.dependencies)).toContain('patch-package');
+  });
+
   it('is for the werift version package.json pins exactly, which is the one installed', () => {
     expect(patches).toEqual([`werift+${pinned}.patch`]);
     expect(installed, `installed werift ${installed}, pinned ${pinned}: ${REINSTALL}`).toBe(pinned);

@@ -35,7 +35,7 @@ describe('voice conversation through OpenAI-compatible speech providers', () => 
     });
     expect(ready.voices.map((v) => v.voice)).toEqual(['alloy', 'nova']);
     expect(ready.voices[1]).toEqual({ voice: 'nova', name: 'Nova', language: 'en', gender: 'neutral' });
-    // No DEFAULT_VOICE set: the first configured remote voice, not flite's 'slt'.
+    // No DEFAULT_VOICE set: the first configured remote voice, not flite's 'kal16'.
     expect(ready.voice).toBe('alloy');
     expect(ready.audio).toEqual({ output_encoding: 'pcm16', output_sr: 16000 });
 
@@ -94,7 +94,7 @@ describe('speech provider configuration', () => {
 
   it('defaults to the local providers and OpenAI model and voice names', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ ASR_PROVIDER: 'local', ASR_MODEL: 'whisper-1', TTS_PROVIDER: 'local', TTS_MODEL: 'tts-1', DEFAULT_VOICE: 'slt' });
+    expect(config).toMatchObject({ ASR_PROVIDER: 'local', ASR_MODEL: 'whisper-1', TTS_PROVIDER: 'local', TTS_MODEL: 'tts-1', DEFAULT_VOICE: 'kal16' });
     expect(config.TTS_VOICES).toEqual(['alloy', 'echo', 'fable', 'onyx', 'nova', 'shimmer']);
     const remote = loadConfig({ TTS_PROVIDER: 'openai', TTS_BASE_URL: 'http://127.0.0.1:1/v1', TTS_VOICES: ' nova, alloy ' });
     expect(remote.TTS_VOICES).toEqual(['nova', 'alloy']);

@@ -1,5 +1,5 @@
 /**
- * Every error code the server emits, in one place: the README documents each one and a test
+ * Every error code the server emits, in one place: docs/protocol.md documents each one and a test
  * checks that it does. SPEC's codes keep SPEC's retryable defaults. Callers build error frames
  * through `errorFrame`, so a code's retryable flag is never written twice.
  */

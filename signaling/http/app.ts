@@ -26,7 +26,9 @@ export function createHttpApp(server: ServerContext): Koa {
 
   router.get('/healthz', (ctx) => {
     ctx.status = server.draining ? 503 : 200;
-    ctx.body = { status: server.draining ? 'draining' : 'ok', sessions: server.sessions.size };
+    // `voice` lets the demo page say why voice is off before anyone tries it.
+    const voice = server.voice.ok ? { available: true } : { available: false, detail: server.voice.reason };
+    ctx.body = { status: server.draining ? 'draining' : 'ok', sessions: server.sessions.size, voice };
   });
   mountSessionKeys(router, server);
   if (devRoutesEnabled(server)) mountDevRoutes(router, server);

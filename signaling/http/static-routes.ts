@@ -5,10 +5,14 @@ import { build } from 'esbuild';
 
 const CLIENT_ENTRY = fileURLToPath(new URL('../../client/src/index.ts', import.meta.url));
 const DEMO_PAGE = fileURLToPath(new URL('../../client/demo/index.html', import.meta.url));
+const DEMO_DIR = new URL('../../client/demo/', import.meta.url);
+/** The demo page's own modules: plain names only, so no path can leave the folder. */
+const DEMO_MODULE = /^[a-z][a-z-]*\.js$/;
 
 /**
- * The demo page at `/` and the browser library at `/client.js`. The bundle is built once per
- * process on first request (esbuild, a few tens of ms) so `npm start` needs no build step.
+ * The demo page at `/` (its modules under `/demo/`) and the browser library at `/client.js`.
+ * The bundle is built once per process on first request (esbuild, a few tens of ms) so `npm
+ * start` needs no build step.
  */
 export function mountStatic(router: Router): void {
   let bundle: Promise<string> | undefined;
@@ -20,6 +24,19 @@ export function mountStatic(router: Router): void {
     ctx.type = 'text/javascript; charset=utf-8';
     ctx.set('Cache-Control', 'no-cache');
     ctx.body = await bundle;
+  });
+  router.get('/demo/:file', async (ctx, next) => {
+    const file = ctx.params.file ?? '';
+    if (!DEMO_MODULE.test(file)) return next();
+    let body: string;
+    try {
+      body = await readFile(fileURLToPath(new URL(file, DEMO_DIR)), 'utf8');
+    } catch {
+      return next();
+    }
+    ctx.type = 'text/javascript; charset=utf-8';
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.body = body;
   });
   router.get('/', async (ctx) => {
     ctx.type = 'text/html; charset=utf-8';

@@ -1,4 +1,4 @@
-import WebSocket from 'ws';
+import WebSocket, { type ClientOptions } from 'ws';
 import { FrameLog, type FrameOf } from '../../session/testing/frame-log.ts';
 
 /**
@@ -16,8 +16,9 @@ export class WsTestClient extends FrameLog {
     ws.on('close', (code, reason) => this.recordClose({ code, reason: String(reason) }));
   }
 
-  static async open(url: string, headers: Record<string, string> = {}): Promise<WsTestClient> {
-    const ws = new WebSocket(url, { headers });
+  /** `options`: more ws client options, e.g. `ca` for a wss:// server with a test certificate. */
+  static async open(url: string, headers: Record<string, string> = {}, options: ClientOptions = {}): Promise<WsTestClient> {
+    const ws = new WebSocket(url, { ...options, headers });
     const client = new WsTestClient(ws);
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
@@ -45,8 +46,9 @@ export async function startSession(
   wsUrl: string,
   start: Record<string, unknown>,
   headers: Record<string, string> = {},
+  options: ClientOptions = {},
 ): Promise<{ client: WsTestClient; ready: FrameOf<'ready'> }> {
-  const client = await WsTestClient.open(wsUrl, headers);
+  const client = await WsTestClient.open(wsUrl, headers, options);
   client.send({ type: 'start', ...start });
   const ready = await client.waitFor('ready');
   return { client, ready };

@@ -222,7 +222,7 @@ async function expectAliveTurns(client: WsTestClient): Promise<string> {
 describe('ready frame', () => {
   it('has the required fields, the voice catalogue and a resume token', async () => {
     const { client, ready } = await startSession(t.wsUrl, text());
-    expect(ready).toMatchObject({ type: 'ready', modality: 'text', voice: 'slt', name: 'Slt' });
+    expect(ready).toMatchObject({ type: 'ready', modality: 'text', voice: 'kal16', name: 'Kal 16k' });
     expect(typeof ready.resume_token).toBe('string');
     expect(ready.resume_token.length).toBeGreaterThanOrEqual(16);
     expect(ready.voices.length).toBeGreaterThan(0);

@@ -2,6 +2,7 @@ import { EchoGuard } from '../echo-guard.ts';
 import type { RealtimeError } from '../errors.ts';
 import type { InputDevice, LibraryEventDetails, StartMicOptions } from '../types.ts';
 import { listInputDevices, watchInputDevices } from './input-devices.ts';
+import { LevelMeter } from './level-meter.ts';
 import { MicCapture } from './mic-capture.ts';
 
 export interface MicrophoneHost {
@@ -48,13 +49,17 @@ export class Microphone {
     const deviceId = options.deviceId !== undefined ? options.deviceId : this.preferred;
     this.guard = options.sdkAec ? new EchoGuard() : undefined;
     const emit = this.host.emit.bind(this.host);
+    const meter = new LevelMeter((level) => emit('mic_level', level));
     const capture = new MicCapture(
       {
         warmingUp: (attempt, device) => emit('warming_up', { attempt, device_id: device }),
         recovering: (code, device) => emit('recovering', { code, device_id: device }),
         listening: (device) => emit('listening', { device_id: device }),
         failed: (error: RealtimeError) => emit('failed', { code: error.code, error }),
-        frame: (samples) => this.host.frame(this.guard ? this.guard.filter(samples) : samples),
+        frame: (samples) => {
+          meter.push(samples);
+          this.host.frame(this.guard ? this.guard.filter(samples) : samples);
+        },
         ended: () => void this.onEnded(),
       },
       { deviceId, startupTimeoutMs: this.startupTimeoutMs, ...(options.workletUrl ? { workletUrl: options.workletUrl } : {}) },

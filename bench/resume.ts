@@ -58,6 +58,10 @@ class RecordingStash implements ResumeStash {
     return this.inner.put(token, entry, ttlMs);
   }
 
+  peek(token: string): ReturnType<ResumeStash['peek']> {
+    return this.inner.peek(token);
+  }
+
   take(token: string): ReturnType<ResumeStash['take']> {
     return this.inner.take(token);
   }

@@ -20,7 +20,9 @@ const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./webrtc.ts'),
   () => import('./resume.ts'),
   () => import('./interactions.ts'),
+  () => import('./turn-taking.ts'),
   () => import('./voices.ts'),
+  () => import('./fuzz.ts'),
 ];
 
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));

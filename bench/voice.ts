@@ -280,7 +280,7 @@ function latencyRows(utterances: Utterance[], barges: BargeIn[]): Row[] {
 // ---------------------------------------------------------------------------------------------
 // Concurrency with the fake providers
 
-interface Step extends StepFigures {
+export interface Step extends StepFigures {
   n: number;
   p50: number;
   p99: number;
@@ -303,8 +303,6 @@ interface Step extends StepFigures {
 async function fakeConcurrency(): Promise<Row[]> {
   progress('voice: starting fake-provider server for concurrency');
   const server = await fakeServer({ BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, MAX_SESSIONS: '2000' });
-  const clip = endAligned(fixture(SPEECH));
-  const loop = toFrames(concat(clip, tone(RATE * 6 - clip.length)));
   const sessions: VoiceClient[] = [];
   try {
     const result = await ramp<Step>({
@@ -315,21 +313,42 @@ async function fakeConcurrency(): Promise<Row[]> {
       budgetMs: LOAD_BUDGET_MS,
       settleMs: LOAD_SETTLE_MS,
       oursCpuMs: () => server.cpuMs(),
-      grow: async (n) => {
-        while (sessions.length < n) {
-          const batch = Math.min(25, n - sessions.length);
-          const opened = await Promise.all(Array.from({ length: batch }, () => VoiceClient.open(server.wsUrl, start(server), { idle, lean: true })));
-          for (const c of opened) {
-            c.mic.setLoop(loop, Math.floor(Math.random() * loop.length));
-            c.mic.start(Math.random() * 20);
-            sessions.push(c);
-          }
-        }
-      },
+      grow: (n) => growLoad(server, sessions, n),
       measure: () => measureWindow(server, sessions),
       cpuStepsAfterLimit: 1,
     });
     return concurrencyRows(result);
+  } finally {
+    await Promise.all(sessions.map((s) => s.close()));
+    await server.stop();
+  }
+}
+
+/** Opens sessions up to `n`, each talking the 6 s loop (speech, then room tone) from a random point. */
+async function growLoad(server: ChildServer, sessions: VoiceClient[], n: number): Promise<void> {
+  const clip = endAligned(fixture(SPEECH));
+  const loop = toFrames(concat(clip, tone(RATE * 6 - clip.length)));
+  while (sessions.length < n) {
+    const opened = await Promise.all(Array.from({ length: Math.min(25, n - sessions.length) }, () => VoiceClient.open(server.wsUrl, start(server), { idle, lean: true })));
+    for (const c of opened) {
+      c.mic.setLoop(loop, Math.floor(Math.random() * loop.length));
+      c.mic.start(Math.random() * 20);
+      sessions.push(c);
+    }
+  }
+}
+
+/**
+ * One load step outside the ramp: `n` sessions of the concurrency load on a fake-provider server
+ * started with `env` (the turn-taking bench compares VAD_PROVIDER=silero and webrtc this way).
+ */
+export async function fixedLoad(env: Record<string, string>, n: number): Promise<Step> {
+  const server = await fakeServer({ BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, MAX_SESSIONS: '2000', ...env });
+  const sessions: VoiceClient[] = [];
+  try {
+    await growLoad(server, sessions, n);
+    await sleep(LOAD_SETTLE_MS);
+    return await measureWindow(server, sessions);
   } finally {
     await Promise.all(sessions.map((s) => s.close()));
     await server.stop();

@@ -25,6 +25,8 @@ export class DownlinkPacer implements Ticking, Processor<Int16Array> {
   private readonly leadMs: number;
   private readonly clock: PacerClock;
   private idleWaiters: Array<() => void> = [];
+  /** Set while paused (a possible barge-in): nothing is sent, nothing is dropped. */
+  private pausedAt: number | undefined;
   /** Milliseconds of audio handed to the transport since the last resetCounters(). */
   sentMs = 0;
 
@@ -38,9 +40,41 @@ export class DownlinkPacer implements Ticking, Processor<Int16Array> {
     return (this.queue.length * DOWNLINK_FRAME_MS) + (this.partialFill * 1000) / this.options.sampleRate;
   }
 
-  /** Audio handed over whose play time (on this pacer's timeline) is still ahead of `now`. */
+  /** Audio handed over whose play time (on this pacer's timeline) is still ahead of `now` (of the pause, while paused). */
   aheadMs(now: number): number {
-    return this.nextAt === undefined ? 0 : Math.max(0, this.nextAt - now);
+    return this.nextAt === undefined ? 0 : Math.max(0, this.nextAt - (this.pausedAt ?? now));
+  }
+
+  get paused(): boolean {
+    return this.pausedAt !== undefined;
+  }
+
+  /** Stops sending, keeping every queued frame, until resume() or clear(). */
+  pause(): void {
+    if (this.pausedAt !== undefined) return;
+    this.pausedAt = performance.now();
+    if (this.nextAt !== undefined) this.clock.remove(this);
+  }
+
+  /**
+   * Sends on from the first frame not sent. keepTimeline (a transport that holds audio, whose
+   * held frames resume with us): the run's timeline moves by the pause, so what was handed over
+   * ahead stays as far ahead. Otherwise the listener's buffer has drained: a fresh run opens with
+   * its lead.
+   */
+  resume(keepTimeline: boolean): void {
+    const at = this.pausedAt;
+    if (at === undefined) return;
+    this.pausedAt = undefined;
+    if (this.nextAt !== undefined) {
+      if (keepTimeline) {
+        this.nextAt += performance.now() - at;
+        this.clock.add(this);
+      } else {
+        this.nextAt = undefined;
+      }
+    }
+    this.start();
   }
 
   get idle(): boolean {
@@ -82,6 +116,7 @@ export class DownlinkPacer implements Ticking, Processor<Int16Array> {
     this.partial = undefined;
     this.partialFill = 0;
     this.stop();
+    this.pausedAt = undefined;
     this.wakeIdle();
     return dropped;
   }
@@ -97,7 +132,7 @@ export class DownlinkPacer implements Ticking, Processor<Int16Array> {
   }
 
   tick(now: number): void {
-    this.sendDue(now, true);
+    if (this.pausedAt === undefined) this.sendDue(now, true);
   }
 
   private sendDue(now: number, onClock: boolean): void {
@@ -120,7 +155,7 @@ export class DownlinkPacer implements Ticking, Processor<Int16Array> {
   }
 
   private start(): void {
-    if (this.queue.length === 0) return;
+    if (this.queue.length === 0 || this.pausedAt !== undefined) return;
     const now = performance.now();
     // A run whose audio has played out is over, even if no tick has said so yet.
     if (this.nextAt !== undefined && now >= this.nextAt) this.stop();

@@ -1,25 +1,33 @@
 import { describe, expect, it } from 'vitest';
-import { Endpointer, endpointerOptions, silenceMsForThreshold } from './endpointer.ts';
+import { Endpointer, endpointerOptions, silenceMsForThreshold, type EndpointerOptions, type TurnCue } from './endpointer.ts';
+import { createFvadFactory } from './fvad-vad.ts';
 import { rmsDbfs } from './pcm.ts';
-import { VAD_FRAME_SAMPLES, VoiceActivityDetector } from './vad.ts';
+import { createSileroFactory } from './silero-vad.ts';
+import { VAD_FRAME_MS, type VadFactory } from './vad.ts';
 import { concat, loadFixture, roomTone, silence } from './testing/audio-stream.ts';
+import { vadFrames } from './testing/vad-frames.ts';
 
-/** Runs a clip (with room tone around it) through the real VAD and the endpointer. */
-async function endsAfterSpeech(clip: Int16Array, threshold?: number): Promise<number[]> {
-  const vad = await VoiceActivityDetector.create(3);
-  const endpointer = new Endpointer(endpointerOptions(threshold));
-  const audio = concat(roomTone(300), clip, roomTone(1500));
+const factories: Record<string, () => Promise<VadFactory>> = { webrtc: () => createFvadFactory(3), silero: () => createSileroFactory() };
+
+/** Runs a clip (with room tone around it) through a real VAD and the endpointer; turn ends in ms after the end of speech. */
+async function endsAfterSpeech(vad: VadFactory, clip: Int16Array, options: EndpointerOptions, cueAt?: { afterProbeMs: number; cue: TurnCue }): Promise<number[]> {
+  const endpointer = new Endpointer(options);
+  const audio = concat(roomTone(300), clip, roomTone(3000));
   const speechEndMs = 300 + clip.length / 16;
   const ends: number[] = [];
-  for (let i = 0; i + VAD_FRAME_SAMPLES <= audio.length; i += VAD_FRAME_SAMPLES) {
-    const frame = audio.subarray(i, i + VAD_FRAME_SAMPLES);
-    for (const event of endpointer.push(frame, vad.isSpeech(frame), rmsDbfs(frame))) {
-      if (event.type === 'turn_end') ends.push((i + VAD_FRAME_SAMPLES) / 16 - speechEndMs);
+  let probeAt: number | undefined;
+  for (const [i, { frame, speech }] of (await vadFrames(vad, audio)).entries()) {
+    const now = (i + 1) * VAD_FRAME_MS;
+    if (cueAt && probeAt !== undefined && now - probeAt >= cueAt.afterProbeMs) endpointer.setCue(cueAt.cue);
+    for (const event of endpointer.push(frame, speech, rmsDbfs(frame))) {
+      if (event.type === 'pause_probe') probeAt = now;
+      if (event.type === 'turn_end') ends.push(now - speechEndMs);
     }
   }
-  vad.free();
   return ends;
 }
+
+const plain = (threshold?: number): EndpointerOptions => endpointerOptions(threshold, false, false);
 
 describe('endpointer', () => {
   it('maps turn_end_threshold monotonically onto trailing silence (lower waits longer)', () => {
@@ -29,34 +37,56 @@ describe('endpointer', () => {
     for (let k = 1; k < 10; k += 1) expect(silenceMsForThreshold(k / 20)).toBeGreaterThan(silenceMsForThreshold((k + 1) / 20));
   });
 
-  it.each(['twelve.wav', 'weather.wav', 'name.wav', 'story.wav'])('at the default, %s ends within 300 ms of the end of speech', async (name) => {
-    const ends = await endsAfterSpeech(loadFixture(name));
-    expect(ends).toHaveLength(1);
-    expect(ends[0]).toBeGreaterThanOrEqual(250);
-    expect(ends[0]).toBeLessThanOrEqual(300);
-  });
+  describe.each(Object.keys(factories))('with the %s VAD', (name) => {
+    let vad: VadFactory;
+    it.each(['twelve.wav', 'weather.wav', 'name.wav', 'story.wav'])('at the default, %s ends within 340 ms of the end of speech', async (clip) => {
+      vad ??= await factories[name]!();
+      const ends = await endsAfterSpeech(vad, loadFixture(clip), plain());
+      expect(ends).toHaveLength(1);
+      expect(ends[0]).toBeGreaterThanOrEqual(240);
+      expect(ends[0]).toBeLessThanOrEqual(340);
+    });
 
-  it('at the default, a 220 ms pause inside a sentence does not end the turn', async () => {
-    expect(await endsAfterSpeech(loadFixture('order-pause.wav'))).toHaveLength(1);
-  });
+    it('at the default, a 220 ms pause inside a sentence does not end the turn', async () => {
+      vad ??= await factories[name]!();
+      expect(await endsAfterSpeech(vad, loadFixture('order-pause.wav'), plain())).toHaveLength(1);
+    });
 
-  it('waits longer at 0.05 and shorter at 0.5', async () => {
-    const [slow] = await endsAfterSpeech(loadFixture('twelve.wav'), 0.05);
-    const [fast] = await endsAfterSpeech(loadFixture('twelve.wav'), 0.5);
-    expect(slow).toBeGreaterThan(700);
-    expect(fast).toBeLessThan(260);
-  });
+    it('waits longer at 0.05 and shorter at 0.5', async () => {
+      vad ??= await factories[name]!();
+      const [slow] = await endsAfterSpeech(vad, loadFixture('twelve.wav'), plain(0.05));
+      const [fast] = await endsAfterSpeech(vad, loadFixture('twelve.wav'), plain(0.5));
+      expect(slow).toBeGreaterThan(700);
+      expect(fast).toBeLessThan(280);
+    });
 
-  it('digital silence after speech ends the turn the same way', async () => {
-    const vad = await VoiceActivityDetector.create(3);
-    const endpointer = new Endpointer(endpointerOptions());
-    const audio = concat(silence(200), loadFixture('name.wav'), silence(1000));
-    let ended = 0;
-    for (let i = 0; i + VAD_FRAME_SAMPLES <= audio.length; i += VAD_FRAME_SAMPLES) {
-      const frame = audio.subarray(i, i + VAD_FRAME_SAMPLES);
-      ended += endpointer.push(frame, vad.isSpeech(frame), rmsDbfs(frame)).filter((e) => e.type === 'turn_end').length;
-    }
-    expect(ended).toBe(1);
-    vad.free();
+    it('digital silence after speech ends the turn the same way', async () => {
+      vad ??= await factories[name]!();
+      const endpointer = new Endpointer(plain());
+      let ended = 0;
+      for (const { frame, speech } of await vadFrames(vad, concat(silence(200), loadFixture('name.wav'), silence(1000)))) {
+        ended += endpointer.push(frame, speech, rmsDbfs(frame)).filter((e) => e.type === 'turn_end').length;
+      }
+      expect(ended).toBe(1);
+    });
+
+    it('a trailing-off cue stretches the wait to 4× the silence; a question cue shortens it to 0.6×', async () => {
+      vad ??= await factories[name]!();
+      const options = endpointerOptions();
+      const [incomplete] = await endsAfterSpeech(vad, loadFixture('twelve.wav'), options, { afterProbeMs: 60, cue: 'incomplete' });
+      const [question] = await endsAfterSpeech(vad, loadFixture('twelve.wav'), options, { afterProbeMs: 20, cue: 'question' });
+      expect(incomplete).toBeGreaterThanOrEqual(options.incompleteSilenceMs);
+      expect(incomplete).toBeLessThanOrEqual(options.incompleteSilenceMs + 100);
+      expect(question).toBeGreaterThanOrEqual(options.questionSilenceMs);
+      expect(question).toBeLessThan(options.endSilenceMs);
+    });
+
+    it('a cue still being recognised at the usual end holds the turn at most cueWaitMs more', async () => {
+      vad ??= await factories[name]!();
+      const options = endpointerOptions();
+      const [ended] = await endsAfterSpeech(vad, loadFixture('twelve.wav'), options);
+      expect(ended).toBeGreaterThanOrEqual(options.endSilenceMs + options.cueWaitMs);
+      expect(ended).toBeLessThanOrEqual(options.endSilenceMs + options.cueWaitMs + 100);
+    });
   });
 });

@@ -7,6 +7,12 @@ import { VAD_FRAME_MS } from './vad.ts';
  * turn_end_threshold (0.05 to 0.5, lower waits longer) maps linearly onto the trailing silence
  * that ends a turn: silence_ms = 200 + (0.5 - threshold) * 1200, so 0.05 → 740 ms,
  * 0.45 (the default) → 260 ms, 0.5 → 200 ms.
+ *
+ * A lexical cue can move that wait (see setCue): once a pause reaches probeSilenceMs the
+ * endpointer says so (`pause_probe`), the session recognises the speech so far and sets the cue.
+ * Speech that trails off on "and", "um" or "to" waits incompleteSilenceMs (4 × the silence); a
+ * complete question waits questionSilenceMs (0.6 ×). While the cue is still being worked out
+ * at the usual end, the turn waits for it, at most cueWaitMs more.
  */
 
 export const DEFAULT_TURN_END_THRESHOLD = 0.45;
@@ -30,26 +36,53 @@ export interface EndpointerOptions {
   minUtteranceSpeechMs: number;
   /** Audio kept from before the speech onset so the first syllable reaches recognition. */
   prerollMs: number;
-  /** Silence after which an eager (flow) reply may start; 0 disables. */
+  /** Voiced time after which sound during a reply is a real interruption by length alone. */
+  sustainedSpeechMs: number;
+  /** Silence after which the speech so far is recognised (the lexical cue, flow's eager reply); 0 disables. */
+  probeSilenceMs: number;
+  /** Flow mode: silence after which an eager reply may start from the probe's words; 0 disables. */
   eagerSilenceMs: number;
+  incompleteSilenceMs: number;
+  questionSilenceMs: number;
+  /** Longest extra wait for a cue still being recognised at the usual end. */
+  cueWaitMs: number;
+  /** The lexical cue is on: a probe's words set it (setCue), and the turn waits for them. */
+  lexical: boolean;
 }
 
-export function endpointerOptions(threshold?: number, eager = false): EndpointerOptions {
+export function endpointerOptions(threshold?: number, eager = false, lexical = true, sustainedSpeechMs = 700): EndpointerOptions {
   const endSilenceMs = silenceMsForThreshold(threshold);
+  const eagerSilenceMs = Math.max(PROBE_SILENCE_MS, Math.round(endSilenceMs / 2 / VAD_FRAME_MS) * VAD_FRAME_MS);
   return {
     endSilenceMs,
     startVoicedFrames: 3,
     bargeInMinSpeechMs: 100,
+    sustainedSpeechMs,
     minUtteranceSpeechMs: 160,
     prerollMs: 200,
-    eagerSilenceMs: eager ? Math.max(100, Math.round(endSilenceMs / 2 / VAD_FRAME_MS) * VAD_FRAME_MS) : 0,
+    // Without the cue, flow mode probes where its eager reply starts (half the silence), as before.
+    probeSilenceMs: lexical ? PROBE_SILENCE_MS : eager ? eagerSilenceMs : 0,
+    eagerSilenceMs: eager ? eagerSilenceMs : 0,
+    lexical,
+    incompleteSilenceMs: Math.min(MAX_INCOMPLETE_SILENCE_MS, endSilenceMs * 4),
+    questionSilenceMs: Math.max(MIN_QUESTION_SILENCE_MS, Math.round((endSilenceMs * 0.6) / VAD_FRAME_MS) * VAD_FRAME_MS),
+    cueWaitMs: CUE_WAIT_MS,
   };
 }
+
+const PROBE_SILENCE_MS = 100;
+const MAX_INCOMPLETE_SILENCE_MS = 2500;
+const MIN_QUESTION_SILENCE_MS = 120;
+const CUE_WAIT_MS = 500;
+
+/** What the words so far say about the turn (session/voice/lexical-cue.ts decides). */
+export type TurnCue = 'incomplete' | 'question' | 'neutral';
 
 export type EndpointEvent =
   | { type: 'speech_start'; preroll: Int16Array[] }
   | { type: 'speech_confirmed' }
-  | { type: 'eager_end' }
+  | { type: 'speech_sustained' }
+  | { type: 'pause_probe' }
   | { type: 'speech_resumed' }
   | { type: 'turn_end'; voicedMs: number }
   | { type: 'noise_dropped'; voicedMs: number };
@@ -61,7 +94,9 @@ export class Endpointer {
   private voicedMs = 0;
   private silentMs = 0;
   private confirmed = false;
-  private eagerFired = false;
+  private sustained = false;
+  private probeFired = false;
+  private cue: TurnCue | undefined;
   /** Running loudness of the segment's voiced frames (dBFS), for the tail check. */
   private voicedLevel: number | undefined;
 
@@ -73,6 +108,19 @@ export class Endpointer {
 
   reconfigure(options: EndpointerOptions): void {
     this.options = options;
+  }
+
+  /** The lexical cue of the probe in flight (ignored once speech has resumed). */
+  setCue(cue: TurnCue): void {
+    if (this.inSegment && this.probeFired) this.cue = cue;
+  }
+
+  /** Silence needed to end the turn now (after a cue, or the usual end). */
+  get requiredSilenceMs(): number {
+    const o = this.options;
+    if (this.cue === 'incomplete') return o.incompleteSilenceMs;
+    if (this.cue === 'question') return o.questionSilenceMs;
+    return o.endSilenceMs;
   }
 
   /** Feeds one 20 ms frame and its VAD decision; returns what happened at this frame. */
@@ -94,7 +142,9 @@ export class Endpointer {
         this.voicedMs = this.recent.filter(Boolean).length * VAD_FRAME_MS;
         this.silentMs = 0;
         this.confirmed = false;
-        this.eagerFired = false;
+        this.sustained = false;
+        this.probeFired = false;
+        this.cue = undefined;
         this.voicedLevel = undefined;
         events.push({ type: 'speech_start', preroll: this.preroll });
         this.preroll = [];
@@ -106,8 +156,9 @@ export class Endpointer {
     if (speech) {
       this.voicedMs += VAD_FRAME_MS;
       if (Number.isFinite(levelDbfs)) this.voicedLevel = this.voicedLevel === undefined ? levelDbfs : Math.max(levelDbfs, this.voicedLevel * 0.9 + levelDbfs * 0.1);
-      if (this.eagerFired) {
-        this.eagerFired = false;
+      if (this.probeFired) {
+        this.probeFired = false;
+        this.cue = undefined;
         events.push({ type: 'speech_resumed' });
       }
       this.silentMs = 0;
@@ -115,11 +166,12 @@ export class Endpointer {
       return events;
     }
     this.silentMs += VAD_FRAME_MS;
-    if (o.eagerSilenceMs > 0 && !this.eagerFired && this.confirmed && this.silentMs >= o.eagerSilenceMs && this.voicedMs >= o.minUtteranceSpeechMs) {
-      this.eagerFired = true;
-      events.push({ type: 'eager_end' });
+    if (o.probeSilenceMs > 0 && !this.probeFired && this.confirmed && this.silentMs >= o.probeSilenceMs && this.voicedMs >= o.minUtteranceSpeechMs) {
+      this.probeFired = true;
+      events.push({ type: 'pause_probe' });
     }
-    if (this.silentMs >= o.endSilenceMs) {
+    const cuePending = o.lexical && this.probeFired && this.cue === undefined;
+    if (this.silentMs >= this.requiredSilenceMs && (!cuePending || this.silentMs >= o.endSilenceMs + o.cueWaitMs)) {
       this.inSegment = false;
       const voicedMs = this.voicedMs;
       events.push(voicedMs >= o.minUtteranceSpeechMs && this.confirmed ? { type: 'turn_end', voicedMs } : { type: 'noise_dropped', voicedMs });
@@ -134,13 +186,19 @@ export class Endpointer {
     this.voicedMs = 0;
     this.silentMs = 0;
     this.confirmed = false;
-    this.eagerFired = false;
+    this.sustained = false;
+    this.probeFired = false;
+    this.cue = undefined;
   }
 
   private checkConfirmed(events: EndpointEvent[]): void {
     if (!this.confirmed && this.voicedMs >= this.options.bargeInMinSpeechMs) {
       this.confirmed = true;
       events.push({ type: 'speech_confirmed' });
+    }
+    if (!this.sustained && this.voicedMs >= this.options.sustainedSpeechMs) {
+      this.sustained = true;
+      events.push({ type: 'speech_sustained' });
     }
   }
 }

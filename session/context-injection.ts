@@ -19,6 +19,9 @@ export interface ContextInjectionHost {
  * inject_context: host-supplied user text or silent context, idempotent by message_id, with a
  * reply when asked for (default for role user) and the floor is free.
  */
+/** message_ids remembered for idempotency: the newest ones, so a flood of fresh ids cannot grow a session. */
+const REMEMBERED_IDS = 1024;
+
 export class ContextInjection {
   private readonly delivered = new Set<string>();
 
@@ -30,7 +33,13 @@ export class ContextInjection {
   }
 
   adopt(ids: readonly string[]): void {
-    for (const id of ids) this.delivered.add(id);
+    for (const id of ids) this.remember(id);
+  }
+
+  private remember(id: string): void {
+    this.delivered.add(id);
+    // A Set iterates in insertion order: the first one is the oldest.
+    if (this.delivered.size > REMEMBERED_IDS) this.delivered.delete(this.delivered.values().next().value!);
   }
 
   clear(): void {
@@ -48,7 +57,7 @@ export class ContextInjection {
         reply_started: false, detail: 'duplicate message_id: already delivered',
       });
     }
-    this.delivered.add(messageId);
+    this.remember(messageId);
     const wantsReply = frame.reply ?? role === 'user';
     const canReply = wantsReply && !host.replying();
     const turnId = canReply ? newTurnId() : undefined;

@@ -96,8 +96,13 @@ export class Floor {
     else then();
   }
 
-  /** The connection is going: the reply in flight stops where it is, without a new barge sequence. */
-  halt(): void {
-    this.current?.interrupt(this.seq);
+  /**
+   * The connection is going: the reply in flight stops where it is, without a new barge
+   * sequence. Resolves once its work has stopped (an interrupted tool round's results recorded).
+   */
+  halt(): Promise<void> {
+    const current = this.current;
+    current?.interrupt(this.seq);
+    return current?.settled ?? Promise.resolve();
   }
 }

@@ -1,4 +1,7 @@
+import { capText, DEFAULT_HISTORY_MAX_CHARS, sizeOf, trimToBudget, type HistorySlot } from './history-budget.ts';
 import type { ChatMessage, ToolCallRequest } from './providers/llm.ts';
+
+export type { HistorySlot };
 
 export const DEFAULT_SYSTEM_PROMPT = [
   'You are a helpful voice and text assistant in a realtime conversation.',
@@ -8,29 +11,30 @@ export const DEFAULT_SYSTEM_PROMPT = [
 ].join(' ');
 
 /**
- * A place in the history, held by whoever will write it. A reply reserves its slot when it
- * starts, so text injected while it streams lands after it, as it happened, not before it.
- */
-export interface HistorySlot {
-  message: ChatMessage | undefined;
-}
-
-/**
  * The conversation as the model sees it: instructions first, then turns and injected context in
- * the order they happened. One instance per session; a reset clears the turns only.
+ * the order they happened. One instance per session; a reset clears the turns only. It is kept
+ * within a character budget (history-budget.ts): the oldest messages are dropped, so a model
+ * request never grows past instructions + budget + a one-off note, however long the call.
+ * A slot is a place held by whoever will write it: a reply reserves its slot when it starts, so
+ * text injected while it streams lands after it, as it happened, not before it.
  */
 export class ConversationHistory {
   private entries: HistorySlot[] = [];
+  /** Characters of the written messages, against the budget. */
+  private chars = 0;
 
-  constructor(private readonly instructions: string | undefined) {}
+  constructor(
+    private readonly instructions: string | undefined,
+    private readonly maxChars: number = DEFAULT_HISTORY_MAX_CHARS,
+  ) {}
 
   addUser(text: string): void {
-    this.entries.push({ message: { role: 'user', content: text } });
+    this.push({ role: 'user', content: capText(text, this.maxChars) });
   }
 
   /** Host context the user did not say; the model is told where it came from. */
   addContext(text: string): void {
-    this.entries.push({ message: { role: 'system', content: `Context from the application: ${text}` } });
+    this.push({ role: 'system', content: `Context from the application: ${capText(text, this.maxChars)}` });
   }
 
   /** Holds the next place for a message written later (a reply, a tool result). */
@@ -42,18 +46,19 @@ export class ConversationHistory {
 
   /** Fills a reserved slot; an empty assistant text leaves it out of the history. */
   fillAssistant(slot: HistorySlot, text: string, toolCalls?: ToolCallRequest[]): void {
-    if (toolCalls?.length) slot.message = { role: 'assistant', content: text, tool_calls: toolCalls.map((c) => ({ ...c })) };
-    else slot.message = text.length > 0 ? { role: 'assistant', content: text } : undefined;
+    const content = capText(text, this.maxChars);
+    if (toolCalls?.length) this.fill(slot, { role: 'assistant', content, tool_calls: toolCalls.map((c) => ({ ...c })) });
+    else this.fill(slot, content.length > 0 ? { role: 'assistant', content } : undefined);
   }
 
   fillToolResult(slot: HistorySlot, callId: string, content: string): void {
-    slot.message = { role: 'tool', tool_call_id: callId, content };
+    this.fill(slot, { role: 'tool', tool_call_id: callId, content: capText(content, this.maxChars) });
   }
 
   /** Replaces a reply's text with what the listener actually heard. */
   correctAssistant(slot: HistorySlot, text: string): void {
     if (slot.message?.role !== 'assistant' || slot.message.tool_calls) return;
-    slot.message = text.length > 0 ? { role: 'assistant', content: text } : undefined;
+    this.fill(slot, text.length > 0 ? { role: 'assistant', content: text } : undefined);
   }
 
   /** Removes the most recent user entry with this text (an eager reply's retracted transcript). */
@@ -61,6 +66,7 @@ export class ConversationHistory {
     for (let i = this.entries.length - 1; i >= 0; i -= 1) {
       const m = this.entries[i]!.message;
       if (m?.role === 'user' && m.content === text) {
+        this.chars -= sizeOf(m);
         this.entries.splice(i, 1);
         return;
       }
@@ -69,6 +75,7 @@ export class ConversationHistory {
 
   clear(): void {
     this.entries = [];
+    this.chars = 0;
   }
 
   get length(): number {
@@ -92,6 +99,24 @@ export class ConversationHistory {
 
   restore(messages: ChatMessage[]): void {
     this.entries = messages.map((m) => ({ message: structuredClone(m) }));
+    this.chars = this.entries.reduce((sum, e) => sum + sizeOf(e.message), 0);
+    this.trim();
+  }
+
+  private push(message: ChatMessage): void {
+    this.entries.push({ message });
+    this.chars += sizeOf(message);
+    this.trim();
+  }
+
+  private fill(slot: HistorySlot, message: ChatMessage | undefined): void {
+    if (!slot.dropped) this.chars += sizeOf(message) - sizeOf(slot.message);
+    slot.message = message;
+    this.trim();
+  }
+
+  private trim(): void {
+    ({ entries: this.entries, total: this.chars } = trimToBudget(this.entries, this.chars, this.maxChars));
   }
 
   private messages(): ChatMessage[] {

@@ -1,4 +1,4 @@
-import type { VoiceActivityDetector } from '../media/vad.ts';
+import type { VadFactory } from '../media/vad.ts';
 import type { OutputEncoding } from '../media/pcm.ts';
 import type { ClientFrame } from './protocol/client.ts';
 import type { SpeechToText } from './providers/asr.ts';
@@ -8,6 +8,7 @@ import type { TextToSpeech } from './providers/tts.ts';
 import type { VoiceCatalog } from './providers/voices.ts';
 import type { ToolDeskOptions } from './tools/tool-desk.ts';
 import type { Transport } from './transport.ts';
+import type { BargeInPolicy } from './voice/barge-in.ts';
 
 export interface SessionLog {
   info(obj: object, msg: string): void;
@@ -24,8 +25,10 @@ export interface SessionDeps {
   tools: ToolDeskOptions;
   endCallGraceMs: number;
   signOff: string;
+  /** Characters of conversation kept for the model (history-budget.ts; default 100,000). */
+  historyMaxChars?: number;
   /** Voice sessions only. */
-  voice?: { tts: TextToSpeech; stt: SpeechToText; createVad(): VoiceActivityDetector };
+  voice?: { tts: TextToSpeech; stt: SpeechToText; vad: VadFactory; bargeIn?: BargeInPolicy };
   /** The pipeline's own formats when the transport is not the wire format (WebRTC: 48 kHz PCM16 both ways). */
   media?: { inputRate: number; outputRate: number; encoding: OutputEncoding };
 }

@@ -17,6 +17,9 @@ import type { SpeechOutput } from './voice/speech-output.ts';
 import type { VoiceController, VoiceHost } from './voice/voice-controller.ts';
 import { openVoiceSide } from './voice/voice-side.ts';
 
+/** How long a drop waits for the reply in flight to stop before the snapshot is taken anyway. */
+const DETACH_SETTLE_MS = 1000;
+
 /**
  * One conversation, transport-agnostic: it receives validated frames and audio, and sends typed
  * frames through its Transport. The parts: the Floor (one reply at a time), the ToolDesk, the
@@ -35,13 +38,15 @@ export class Session implements VoiceHost {
   private readonly routed: RoutedParts;
   private greeted = false;
   private closed = false;
+  /** Between a drop and the snapshot: no new reply may start. */
+  private detaching = false;
 
   constructor(
     readonly sessionId: string,
     readonly settings: SessionSettings,
     private readonly deps: SessionDeps,
   ) {
-    this.history = new ConversationHistory(settings.instructions);
+    this.history = new ConversationHistory(settings.instructions, deps.historyMaxChars);
     this.log = deps.log;
     const send = (frame: ServerFrame): void => this.send(frame);
     this.desk = new ToolDesk(
@@ -51,11 +56,11 @@ export class Session implements VoiceHost {
         llm: deps.llm,
         search: deps.search,
         send,
-        floorFree: () => !this.replying && !this.voice?.input.speaking && !this.ending.wrappingUp && !this.closed,
+        floorFree: () => !this.replying && !this.voice?.input.speaking && !this.ending.wrappingUp && !this.closed && !this.detaching,
         narrate: (instruction, beforeDone) => this.floor.narrate(instruction, beforeDone),
         yieldFor: (callId) => this.yieldFor(callId),
         replyNow: (instruction) => {
-          if (!this.replying) this.floor.start({ turnId: newTurnId(), extraInstructions: instruction });
+          if (!this.replying && !this.detaching) this.floor.start({ turnId: newTurnId(), extraInstructions: instruction });
         },
         log: deps.log,
       },
@@ -158,6 +163,15 @@ export class Session implements VoiceHost {
     this.ending.userSpoke();
   }
 
+  /** Sound during the reply: its audio pauses until the sound is judged (voice/barge-in.ts). */
+  pauseReply(): boolean {
+    return this.replying && this.speech?.pause() === true;
+  }
+
+  resumeReply(): void {
+    this.speech?.resume();
+  }
+
   /** Barge-in: real user speech took the floor from the reply in flight. */
   interruptReply(): void {
     if (!this.replying) return;
@@ -185,10 +199,14 @@ export class Session implements VoiceHost {
 
   /**
    * The connection dropped: stop the reply in flight (its delivered part stays in the history),
-   * then capture what a resume needs, then close.
+   * let its tool round record the results that had arrived, then capture what a resume needs,
+   * then close. Waiting is bounded, for a provider that does not stop when asked.
    */
-  detach(): SessionSnapshot {
-    this.floor.halt();
+  async detach(settleBoundMs = DETACH_SETTLE_MS): Promise<SessionSnapshot> {
+    this.detaching = true;
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([this.floor.halt(), new Promise<void>((resolve) => (bound = setTimeout(resolve, settleBoundMs)))]);
+    clearTimeout(bound);
     const snapshot = captureSnapshot(this.resumable(), this.greeted);
     this.close();
     return snapshot;
@@ -236,7 +254,7 @@ export class Session implements VoiceHost {
   }
 
   private afterTurn(record: TurnRecord): void {
-    if (this.closed) return;
+    if (this.closed || this.detaching) return;
     if (record.farewell !== undefined) return this.ending.agentEnded(record.farewell);
     if (this.ending.wrappingUp) return;
     // The floor may be free: deliver waiting interaction asks, then background-job voiceovers.

@@ -25,4 +25,7 @@ export interface Transport {
   readonly sendAheadMs?: number;
   /** Drops audio handed over but not yet sent (barge-in): it must not reach the listener. */
   discardAudio?(): void;
+  /** Holds audio handed over but not yet sent (a possible barge-in) until resumeAudio or discardAudio. */
+  pauseAudio?(): void;
+  resumeAudio?(): void;
 }

@@ -1,3 +1,4 @@
+import { nestsTooDeep } from './protocol/bounded-json.ts';
 import { errorFrame, type SessionErrorCode } from './protocol/errors.ts';
 import type { ServerFrame } from './protocol/server.ts';
 import type { ConversationHistory, HistorySlot } from './history.ts';
@@ -85,6 +86,9 @@ export class TurnRunner {
   private speech: SpeechTurn | undefined;
   private resolveDone!: (record: TurnRecord) => void;
   readonly done: Promise<TurnRecord> = new Promise((resolve) => (this.resolveDone = resolve));
+  private resolveSettled!: () => void;
+  /** Its work has stopped (after `done`): an interrupted tool round's results are recorded. */
+  readonly settled: Promise<void> = new Promise((resolve) => (this.resolveSettled = resolve));
 
   constructor(
     private readonly ctx: TurnContext,
@@ -150,6 +154,8 @@ export class TurnRunner {
       this.finish('completed');
     } catch (error) {
       this.fail('model_error', error);
+    } finally {
+      this.resolveSettled();
     }
   }
 
@@ -185,6 +191,8 @@ export class TurnRunner {
       for await (const event of stream) {
         if (this.finished) return;
         if (event.type === 'text') this.emitText(event.delta);
+        // A call nested past the JSON bound could not be copied into the resume stash: dropped.
+        else if (event.type === 'tool_call' && nestsTooDeep(event.call.args)) this.ctx.log.warn({ turn_id: this.turnId, tool: event.call.name }, 'dropped a tool call nested too deeply');
         else if (event.type === 'tool_call') calls.push({ ...event.call, id: this.ctx.claimCallId(event.call.id) });
       }
       if (this.finished || calls.length === 0) return;

@@ -28,6 +28,7 @@ describe('loadConfig', () => {
     expect(config.MAX_FRAME_BYTES).toBeGreaterThan(0);
     expect(config.RESUME_TTL_S).toBe(150);
     expect(config.TRUST_PROXY).toBe(false);
+    expect(config.DEV_ROUTES).toBe('off');
   });
 
   it('WEBRTC_MEDIA_WORKERS: one per core beyond the first (1 to 4) by default, 0 allowed, negatives refused', () => {
@@ -37,6 +38,20 @@ describe('loadConfig', () => {
     expect(loadConfig({ WEBRTC_MEDIA_WORKERS: '3' }).WEBRTC_MEDIA_WORKERS).toBe(3);
     expect(rejection({ WEBRTC_MEDIA_WORKERS: '-1' }).message).toContain('WEBRTC_MEDIA_WORKERS');
     expect(rejection({ WEBRTC_MEDIA_WORKERS: 'many' }).message).toContain('WEBRTC_MEDIA_WORKERS');
+  });
+
+  it('turn-taking: Silero by default, speech_or_words confirmation, lists lower-cased and de-duplicated, bad values refused', () => {
+    const config = loadConfig({});
+    expect(config.VAD_PROVIDER).toBe('silero');
+    expect(config.BARGE_IN_CONFIRM).toBe('speech_or_words');
+    expect(config.BARGE_IN_SPEECH_MS).toBe(700);
+    expect(config.BARGE_IN_MAX_PAUSE_MS).toBe(1500);
+    expect(config.BACKCHANNELS).toContain('mm-hm');
+    expect(loadConfig({ BACKCHANNELS: 'Yeah, OK ,yeah,,i see' }).BACKCHANNELS).toEqual(['yeah', 'ok', 'i see']);
+    expect(loadConfig({ VAD_PROVIDER: 'webrtc', BARGE_IN_CONFIRM: 'immediate' })).toMatchObject({ VAD_PROVIDER: 'webrtc', BARGE_IN_CONFIRM: 'immediate' });
+    expect(rejection({ VAD_PROVIDER: 'cobra' }).message).toContain('VAD_PROVIDER');
+    expect(rejection({ BARGE_IN_CONFIRM: 'always' }).message).toContain('BARGE_IN_CONFIRM');
+    expect(rejection({ BARGE_IN_SPEECH_MS: '50' }).message).toContain('BARGE_IN_SPEECH_MS');
   });
 
   it('WEBRTC_MEDIA_WORKER_NICE: −10 by default, −20 … 19 accepted, anything else refused', () => {
@@ -85,6 +100,26 @@ describe('loadConfig', () => {
     const error = rejection({ LLM_PROVIDER: 'openai' });
     expect(error.message).toContain('LLM_BASE_URL');
     expect(loadConfig({ LLM_PROVIDER: 'openai', LLM_BASE_URL: 'http://127.0.0.1:1234/v1' }).LLM_BASE_URL).toBe('http://127.0.0.1:1234/v1');
+  });
+
+  it('ALLOWED_ORIGINS: unset means any origin; a list is normalised (case, trailing slash); a non-origin is refused', () => {
+    expect(loadConfig({}).ALLOWED_ORIGINS).toBeUndefined();
+    expect([...loadConfig({ ALLOWED_ORIGINS: 'https://App.example.org/, http://localhost:3000' }).ALLOWED_ORIGINS!]).toEqual(['https://app.example.org', 'http://localhost:3000']);
+    expect(rejection({ ALLOWED_ORIGINS: 'app.example.org' }).message).toContain('ALLOWED_ORIGINS');
+    expect(rejection({ ALLOWED_ORIGINS: 'https://a.example/path' }).message).toContain('ALLOWED_ORIGINS');
+  });
+
+  it('hardening limits: documented defaults, bad values refused', () => {
+    const config = loadConfig({});
+    expect(config.HISTORY_MAX_CHARS).toBe(100_000);
+    expect(config.AUTH_FAILURES_PER_ADDRESS).toBe(20);
+    expect(config.AUTH_FAILURE_WINDOW_S).toBe(60);
+    expect(config.RESUME_FAILURES_PER_CONNECTION).toBe(5);
+    expect(config.REPORTS_MAX_BYTES).toBe(10 * 1024 * 1024);
+    for (const name of ['HISTORY_MAX_CHARS', 'AUTH_FAILURES_PER_ADDRESS', 'AUTH_FAILURE_WINDOW_S', 'RESUME_FAILURES_PER_CONNECTION', 'REPORTS_MAX_BYTES']) {
+      expect(rejection({ [name]: '0' }).message).toContain(name);
+    }
+    expect(rejection({ HISTORY_MAX_CHARS: '100' }).message).toContain('HISTORY_MAX_CHARS');
   });
 
   it('names every bad variable at once', () => {

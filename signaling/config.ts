@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { DEFAULT_BARGE_IN } from '../session/voice/barge-in.ts';
 
 /**
  * Every setting the server reads, validated once at start. A bad value stops the start with a
@@ -10,19 +11,35 @@ const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 const flag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
 const optionalUrl = z.url().optional();
+/** A comma-separated list of lower-case words or phrases, duplicates dropped. */
+const wordList = (defaults: readonly string[]) =>
+  z
+    .string()
+    .default(defaults.join(','))
+    .transform((list) => [...new Set(list.split(',').map((v) => v.trim().toLowerCase()).filter(Boolean))]);
 
 export const ConfigSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port.default(8080),
   DATA_DIR: z.string().min(1).default('./data'),
+  /** Feedback or client-error reports kept per file before it is rotated to `<file>.1`. */
+  REPORTS_MAX_BYTES: z.coerce.number().int().min(65536).default(10 * 1024 * 1024),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   SCOPED_KEY_TTL_S: positiveInt.default(7800),
   SCOPED_KEY_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
-  /** auto: the dev key route is on only while HOST is a loopback address. */
-  DEV_ROUTES: z.enum(['auto', 'on', 'off']).default('auto'),
+  /**
+   * POST /dev/session-key for the demo page: off unless asked for (on; or auto, meaning on while
+   * HOST is a loopback address). Even when on it answers loopback pages only.
+   */
+  DEV_ROUTES: z.enum(['auto', 'on', 'off']).default('off'),
 
   MAX_SESSIONS: positiveInt.default(1000),
+  /** Failed key checks and resume attempts one address may make per AUTH_FAILURE_WINDOW_S. */
+  AUTH_FAILURES_PER_ADDRESS: positiveInt.default(20),
+  AUTH_FAILURE_WINDOW_S: positiveInt.default(60),
+  /** Failed resume attempts on one socket before it is closed. */
+  RESUME_FAILURES_PER_CONNECTION: positiveInt.default(5),
   MAX_FRAME_BYTES: positiveInt.default(262144),
   START_TIMEOUT_MS: positiveInt.default(10000),
   HEARTBEAT_INTERVAL_MS: positiveInt.default(15000),
@@ -33,6 +50,11 @@ export const ConfigSchema = z.object({
   /** Unsent bytes past which a client counts as behind; behind for SLOW_CONSUMER_MS, it is closed. */
   SEND_BACKLOG_LIMIT_BYTES: positiveInt.default(1048576),
   SLOW_CONSUMER_MS: positiveInt.default(5000),
+  /**
+   * Characters of conversation a session keeps for the model; past it the oldest messages are
+   * dropped (one note says so), so a model request never outgrows instructions + this.
+   */
+  HISTORY_MAX_CHARS: z.coerce.number().int().min(4000).default(100_000),
 
   GREETING: z.string().min(1).max(2000).default('Hello! How can I help you today?'),
   /** flite's kal16: the clearest offline voice by recogniser round trip (bench/voices.ts). */
@@ -75,8 +97,24 @@ export const ConfigSchema = z.object({
     .transform((list) => [...new Set(list.split(',').map((v) => v.trim()).filter(Boolean))])
     .refine((voices) => voices.length > 0, 'must list at least one voice'),
 
-  /** WebRTC VAD aggressiveness 0..3: higher calls more borderline audio non-speech. */
+  /** Voice-activity detector: Silero (neural, ignores tones and most noise) or WebRTC's fvad. */
+  VAD_PROVIDER: z.enum(['silero', 'webrtc']).default('silero'),
+  /** WebRTC VAD aggressiveness 0..3 (VAD_PROVIDER=webrtc): higher calls more borderline audio non-speech. */
   VAD_AGGRESSIVENESS: z.coerce.number().int().min(0).max(3).default(3),
+  /**
+   * What confirms sound during a reply as a real interruption (the downlink pauses at once
+   * either way): `speech` (BARGE_IN_SPEECH_MS of voiced speech), `words` (recognised words not
+   * all backchannels), `speech_or_words`, or `immediate` (the old rule: 100 ms of speech stops
+   * the reply, no pause and no resume).
+   */
+  BARGE_IN_CONFIRM: z.enum(['speech', 'words', 'speech_or_words', 'immediate']).default(DEFAULT_BARGE_IN.confirm),
+  BARGE_IN_SPEECH_MS: z.coerce.number().int().min(100).max(5000).default(DEFAULT_BARGE_IN.sustainedSpeechMs),
+  /** A pause no rule confirmed within this time resumes the reply. */
+  BARGE_IN_MAX_PAUSE_MS: z.coerce.number().int().min(200).max(10000).default(DEFAULT_BARGE_IN.maxPauseMs),
+  /** Comma-separated words and phrases that never take the floor while the assistant speaks. */
+  BACKCHANNELS: wordList(DEFAULT_BARGE_IN.backchannels),
+  /** Comma-separated single words that confirm an interruption on their own ("stop", "wait"). */
+  BARGE_IN_WORDS: wordList(DEFAULT_BARGE_IN.interruptionWords),
   TTS_WORKERS: z.coerce.number().int().min(1).max(16).default(1),
   /** Recognisers (threads with a decoder loaded) always kept, so an utterance never waits for a model load. */
   ASR_WARM_PROCESSES: z.coerce.number().int().min(1).max(32).default(2),
@@ -128,6 +166,15 @@ export const ConfigSchema = z.object({
   WEBRTC_MEDIA_WORKER_NICE: z.coerce.number().int().min(-20).max(19).default(-10),
 
   TRUST_PROXY: flag.default(false),
+  /**
+   * Comma-separated origins (`https://app.example.org`) whose pages may open /ws; a browser
+   * upgrade from any other Origin is refused with 403. Unset: every origin (as before).
+   */
+  ALLOWED_ORIGINS: z
+    .string()
+    .optional()
+    .transform((list) => (list === undefined ? undefined : new Set(list.split(',').map((o) => o.trim().toLowerCase().replace(/\/+$/, '')).filter(Boolean))))
+    .refine((origins) => origins === undefined || (origins.size > 0 && [...origins].every((o) => /^[a-z][a-z0-9+.-]*:\/\/[^/\s]+$/.test(o))), 'must be a comma-separated list of origins such as https://app.example.org'),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -6,14 +6,16 @@ import type { VoiceCatalog } from '../session/providers/voices.ts';
 import type { SessionRegistry } from './session-registry.ts';
 import type { SpeechToText } from '../session/providers/asr.ts';
 import type { TextToSpeech } from '../session/providers/tts.ts';
-import type { VoiceActivityDetector } from '../media/vad.ts';
+import type { VadFactory } from '../media/vad.ts';
+import type { BargeInPolicy } from '../session/voice/barge-in.ts';
 import type { WebSearch } from '../session/providers/search.ts';
 import type { ResumeStash } from '../session/resume/resume-stash.ts';
 import type { OneShotStore } from './one-shot-store.ts';
+import type { FailedAttempts } from './failed-attempts.ts';
 
 /** The voice pipeline's providers, or why voice sessions cannot run here. */
 export type VoiceProviders =
-  | { ok: true; tts: TextToSpeech; stt: SpeechToText; createVad(): VoiceActivityDetector }
+  | { ok: true; tts: TextToSpeech; stt: SpeechToText; vad: VadFactory; bargeIn: BargeInPolicy }
   | { ok: false; reason: string };
 
 /** What the HTTP routes and the WebSocket layer share; built once in server.ts. */
@@ -30,6 +32,8 @@ export interface ServerContext {
   /** Dropped conversations waiting for their resume token. */
   stash: ResumeStash;
   oneShots: OneShotStore;
+  /** Failed key checks and resume attempts per client address. */
+  attempts: FailedAttempts;
   /** True once SIGTERM (or stop()) began draining: no new sessions. */
   draining: boolean;
 }

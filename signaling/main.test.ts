@@ -24,7 +24,8 @@ describe.skipIf(!canHide)('npm start without the offline recogniser', () => {
     const empty = mkdtempSync(join(tmpdir(), 'parley-no-model-'));
     const hidden = ['unshare', '-m', 'sh', '-c', 'mount --bind "$0" /usr/share/pocketsphinx && exec "$@"', empty];
     const server = await spawnServerProcess([...hidden, process.execPath, '--import', 'tsx', 'signaling/main.ts'], {
-      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+      // DEV_ROUTES=on: the Quick start's command, so the demo's dev key below is minted.
+      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEV_ROUTES: 'on' },
     });
     try {
       await server.untilStdout(/voice is off/, 5000);

@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from './config.ts';
+import { devRoutesEnabled } from './http/dev-routes.ts';
 import { startServer } from './server.ts';
 
 /** `npm start`: read configuration, serve, drain on SIGTERM/SIGINT. */
@@ -15,6 +16,9 @@ async function main(): Promise<void> {
   }
   const server = await startServer(config);
   process.stdout.write(`parley: listening on ${server.url} (demo at ${server.url}/, WebSocket at ${server.url.replace(/^http/, 'ws')}/ws)\n`);
+  if (!devRoutesEnabled(server.context)) {
+    process.stdout.write('parley: the demo page needs a key: paste one from `npm run keys -- create --account you`, or start with DEV_ROUTES=on (pages on this machine only)\n');
+  }
   // No recogniser with an English model installs through npm alone (README: "Voice with no
   // system packages"), so a fresh machine says once, plainly, what voice needs.
   const voice = server.context.voice;

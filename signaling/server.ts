@@ -16,6 +16,7 @@ import { catalogOf, FLITE_VOICES } from '../session/providers/voices.ts';
 import { SearxngSearch } from '../session/providers/searxng-search.ts';
 import { MemoryResumeStash, type ResumeStash } from '../session/resume/resume-stash.ts';
 import { OneShotStore } from './one-shot-store.ts';
+import { FailedAttempts } from './failed-attempts.ts';
 import { instrumentPacing } from './observability/pacing.ts';
 
 export interface RunningServer {
@@ -54,7 +55,8 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     voice,
     search: config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL, { timeoutMs: config.SEARCH_TIMEOUT_MS, connections: config.PROVIDER_CONNECTIONS }) : undefined,
     stash: overrides.stash ?? new MemoryResumeStash(),
-    oneShots: new OneShotStore(config.DATA_DIR),
+    oneShots: new OneShotStore(config.DATA_DIR, config.REPORTS_MAX_BYTES),
+    attempts: new FailedAttempts(config, log),
     draining: false,
   };
   const http = createServer(createHttpApp(context).callback());

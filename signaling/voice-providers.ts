@@ -1,7 +1,8 @@
 import type { Config } from './config.ts';
 import type { VoiceProviders } from './context.ts';
 import type { Logger } from './log.ts';
-import { loadVad, VoiceActivityDetector } from '../media/vad.ts';
+import { loadVadFactory } from '../media/vad-factory.ts';
+import type { BargeInPolicy } from '../session/voice/barge-in.ts';
 import { FliteTextToSpeech } from '../session/providers/flite-tts.ts';
 import { OpenAiSpeechToText } from '../session/providers/openai-asr.ts';
 import { OpenAiTextToSpeech } from '../session/providers/openai-tts.ts';
@@ -15,8 +16,10 @@ import type { TextToSpeech } from '../session/providers/tts.ts';
  * reason, text sessions go on. The openai recogniser needs no local packages.
  */
 export async function createVoiceProviders(config: Config, log: Logger): Promise<VoiceProviders> {
-  const vadModule = await loadVad();
-  const createVad = (): VoiceActivityDetector => new VoiceActivityDetector(vadModule, config.VAD_AGGRESSIVENESS);
+  const vad = await loadVadFactory(config.VAD_PROVIDER, {
+    aggressiveness: config.VAD_AGGRESSIVENESS,
+    onError: (error) => log.warn({ err: error.message }, 'voice-activity detection failed; frames counted as silence'),
+  });
   // Check the recogniser first, so nothing is started (flite workers) when voice is off anyway.
   if (config.ASR_PROVIDER === 'local') {
     try {
@@ -31,8 +34,18 @@ export async function createVoiceProviders(config: Config, log: Logger): Promise
   const tts = createTextToSpeech(config);
   // The first utterance must not wait for a model load: the server listens once recognisers are warm.
   if (stt instanceof PocketsphinxSpeechToText) await stt.whenReady();
-  log.info({ asr: stt.name, tts: tts.name }, 'voice providers');
-  return { ok: true, tts, stt, createVad };
+  log.info({ asr: stt.name, tts: tts.name, vad: vad.provider }, 'voice providers');
+  return { ok: true, tts, stt, vad, bargeIn: bargeInPolicy(config) };
+}
+
+export function bargeInPolicy(config: Config): BargeInPolicy {
+  return {
+    confirm: config.BARGE_IN_CONFIRM,
+    sustainedSpeechMs: config.BARGE_IN_SPEECH_MS,
+    maxPauseMs: config.BARGE_IN_MAX_PAUSE_MS,
+    backchannels: config.BACKCHANNELS,
+    interruptionWords: config.BARGE_IN_WORDS,
+  };
 }
 
 function createSpeechToText(config: Config): SpeechToText {

@@ -1,11 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { mediaWorkerPools } from '../../media/webrtc/worker-peer.ts';
-import { loadVad, VoiceActivityDetector } from '../../media/vad.ts';
+import { loadVadFactory } from '../../media/vad-factory.ts';
 import { loadConfig } from '../../signaling/config.ts';
 import { GcPauses } from '../../signaling/observability/gc-pauses.ts';
 import { mainPacingLateness, workerPacingReports } from '../../signaling/observability/pacing.ts';
 import { startServer } from '../../signaling/server.ts';
+import { bargeInPolicy } from '../../signaling/voice-providers.ts';
 import { FakeSpeechToText, FakeTextToSpeech } from './fake-providers.ts';
 
 /**
@@ -16,13 +17,14 @@ import { FakeSpeechToText, FakeTextToSpeech } from './fake-providers.ts';
  * BENCH_FAKE_TTS_RATE the synthesiser's rate (16000 like flite by default).
  */
 const config = loadConfig();
-const vad = await loadVad();
+const vad = await loadVadFactory(config.VAD_PROVIDER, { aggressiveness: config.VAD_AGGRESSIVENESS });
 const server = await startServer(config, {
   voice: {
     ok: true,
     tts: new FakeTextToSpeech(Number(process.env.BENCH_FAKE_TTS_MS_PER_CHAR ?? 70), Number(process.env.BENCH_FAKE_TTS_RATE ?? 16000)),
     stt: new FakeSpeechToText(process.env.BENCH_FAKE_TRANSCRIPT ?? 'what is twelve times seven'),
-    createVad: () => new VoiceActivityDetector(vad, config.VAD_AGGRESSIVENESS),
+    vad,
+    bargeIn: bargeInPolicy(config),
   },
 });
 process.stdout.write(`parley-bench: listening on ${server.url} (fake ASR and TTS)\n`);

@@ -72,7 +72,7 @@ async function obtainKey(sessionId) {
   const pasted = page.$('key').value.trim();
   if (pasted) return pasted;
   const res = await fetch('/dev/session-key', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ session_id: sessionId }) });
-  if (!res.ok) throw new Error('no dev key route here: paste an API key (npm run keys -- create --account you)');
+  if (!res.ok) throw new Error('no dev key here: paste an API key (npm run keys -- create --account you), or start the server with DEV_ROUTES=on');
   return (await res.json()).api_key;
 }
 

@@ -45,6 +45,9 @@ export interface CallPeer {
   readonly sendAheadMs?: number;
   /** Drops frames handed over but not sent yet (barge-in). */
   discardAudio?(): void;
+  /** Holds frames handed over but not sent yet (a possible barge-in), until resume or discard. */
+  pauseAudio?(): void;
+  resumeAudio?(): void;
   /** Applies the offer and resolves with the answer SDP once gathering is complete. */
   answer(sdp: string): Promise<string>;
   /** One 20 ms frame of MEDIA_RATE PCM16 → one Opus RTP packet: sent now, or at its slot when the peer paces. */

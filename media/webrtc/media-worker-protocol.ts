@@ -29,6 +29,9 @@ export type WorkerCommand =
   | { t: 'packet'; id: number; packet: Uint8Array }
   /** Barge-in: packets not sent yet are dropped. */
   | { t: 'discard'; id: number }
+  /** A possible barge-in: packets not sent yet are held, then resumed or discarded. */
+  | { t: 'pause'; id: number }
+  | { t: 'resume'; id: number }
   /** The instrumentation's report since the last ask (benchmarks, diagnostics); `reset` starts over. */
   | { t: 'report'; reset: boolean }
   | { t: 'control'; id: number; text: string }

@@ -97,6 +97,12 @@ function run(command: WorkerCommand): void {
     case 'discard':
       peers.get(command.id)?.discardQueued();
       return;
+    case 'pause':
+      peers.get(command.id)?.pauseQueued();
+      return;
+    case 'resume':
+      peers.get(command.id)?.resumeQueued();
+      return;
     case 'report':
       post({ t: 'report', report: report?.(command.reset) });
       return;

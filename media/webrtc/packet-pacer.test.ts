@@ -46,6 +46,26 @@ describe('PacketPacer (a media worker sends downlink packets at their slots)', (
     pacer.clear();
   });
 
+  it('pause() holds every queued packet; resume() sends them on in order, none lost or repeated', async () => {
+    const clock = new PacerClock(5);
+    const sent: number[] = [];
+    const pacer = new PacketPacer(clock, (p) => sent.push(p[0]!));
+    for (let i = 0; i < 6; i += 1) pacer.push(packet(i));
+    pacer.pause();
+    pacer.push(packet(6));
+    await passTime(120);
+    expect(sent).toEqual([0, 1, 2]);
+    pacer.resume();
+    await passTime(120);
+    expect(sent).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    pacer.pause();
+    pacer.push(packet(7));
+    expect(pacer.clear()).toBe(1);
+    pacer.push(packet(8));
+    expect(sent).toEqual([0, 1, 2, 3, 4, 5, 6, 8]);
+    pacer.clear();
+  });
+
   it('keeps the spurt through a late handover: a late packet goes at once, without a new burst', async () => {
     const clock = new PacerClock(5);
     const sent: Array<{ n: number; at: number }> = [];

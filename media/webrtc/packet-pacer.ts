@@ -22,6 +22,8 @@ export class PacketPacer implements Ticking, Processor<Uint8Array> {
   private nextAt: number | undefined;
   private sentInSpurt = 0;
   private readonly burstMs: number;
+  /** Set while paused (a possible barge-in): nothing is sent, nothing is dropped. */
+  private pausedAt: number | undefined;
 
   constructor(
     private readonly clock: PacerClock,
@@ -33,6 +35,32 @@ export class PacketPacer implements Ticking, Processor<Uint8Array> {
 
   push(packet: Uint8Array): void {
     this.queue.push(packet);
+    if (this.pausedAt === undefined) this.start();
+  }
+
+  /** Holds every queued packet until resume() or clear(). */
+  pause(): void {
+    if (this.pausedAt !== undefined) return;
+    this.pausedAt = performance.now();
+    if (this.nextAt !== undefined) this.clock.remove(this);
+  }
+
+  /**
+   * Sends on from the packet after the last one sent. The spurt's timeline moves by the pause,
+   * so the packets still held stay as far ahead of their slots as they were.
+   */
+  resume(): void {
+    const at = this.pausedAt;
+    if (at === undefined) return;
+    this.pausedAt = undefined;
+    if (this.nextAt !== undefined) {
+      this.nextAt += performance.now() - at;
+      this.clock.add(this);
+    }
+    if (this.queue.length > 0) this.start();
+  }
+
+  private start(): void {
     const now = performance.now();
     if (this.nextAt === undefined) {
       this.clock.add(this);
@@ -45,13 +73,14 @@ export class PacketPacer implements Ticking, Processor<Uint8Array> {
   }
 
   tick(now: number): void {
-    this.sendDue(now);
+    if (this.pausedAt === undefined) this.sendDue(now);
   }
 
   /** Drops what was not sent yet (barge-in) and ends the spurt; returns how many packets. */
   clear(): number {
     const dropped = this.queue.length;
     this.queue.length = 0;
+    this.pausedAt = undefined;
     this.stop();
     return dropped;
   }

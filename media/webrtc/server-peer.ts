@@ -122,6 +122,15 @@ export class ServerPeer {
     this.pacer.clear();
   }
 
+  /** Holds queued packets (a possible barge-in) until resumeQueued or discardQueued. */
+  pauseQueued(): void {
+    this.pacer.pause();
+  }
+
+  resumeQueued(): void {
+    this.pacer.resume();
+  }
+
   sendControl(text: string): boolean {
     if (!this.controlOpen) return false;
     this.control!.send(text);

@@ -145,6 +145,14 @@ export class WorkerPeer implements CallPeer {
     if (!this.closed) this.host.send({ t: 'discard', id: this.id });
   }
 
+  pauseAudio(): void {
+    if (!this.closed) this.host.send({ t: 'pause', id: this.id });
+  }
+
+  resumeAudio(): void {
+    if (!this.closed) this.host.send({ t: 'resume', id: this.id });
+  }
+
   sendControl(text: string): boolean {
     if (!this.controlOpen) return false;
     this.host.send({ t: 'control', id: this.id, text });

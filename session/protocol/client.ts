@@ -113,7 +113,10 @@ export const FeedbackFrame = frame('feedback', {
 export const ClientErrorFrame = frame('client_error', {
   ...OneShotAuth,
   detail: z.string().min(1).max(4000),
-  context: z.record(z.string(), z.unknown()).optional(),
+  context: z
+    .record(z.string(), z.unknown())
+    .refine((context) => JSON.stringify(context).length <= LIMITS.reportContextChars, `context is at most ${LIMITS.reportContextChars} characters as JSON`)
+    .optional(),
 });
 
 export const ClientFrame = z.discriminatedUnion('type', [

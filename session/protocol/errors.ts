@@ -33,6 +33,7 @@ export const WS_ERRORS = {
   voice_unavailable: { retryable: false, close: 4400 },
   web_search_unavailable: { retryable: false, close: 4400 },
   slow_consumer: { retryable: true, close: 4429 },
+  too_many_attempts: { retryable: true, close: 4429 },
   internal_error: { retryable: true, close: 1011 },
 } as const satisfies Record<string, ErrorSpec>;
 
@@ -61,10 +62,12 @@ export const HTTP_ERRORS = {
   invalid_session_id: { status: 400, retryable: false },
   invalid_request: { status: 400, retryable: false },
   unauthorized: { status: 401, retryable: false },
+  forbidden_origin: { status: 403, retryable: false },
   not_found: { status: 404, retryable: false },
   method_not_allowed: { status: 405, retryable: false },
   payload_too_large: { status: 413, retryable: false },
   not_json: { status: 415, retryable: false },
+  too_many_attempts: { status: 429, retryable: true },
   server_restarting: { status: 503, retryable: true },
   internal_error: { status: 500, retryable: true },
 } as const satisfies Record<string, { status: number; retryable: boolean }>;

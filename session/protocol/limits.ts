@@ -30,4 +30,8 @@ export const LIMITS = {
   resumeTokenChars: 512,
   voiceKeyChars: 64,
   instructionsChars: 32000,
+  /** client_error.context as compact JSON. */
+  reportContextChars: 8192,
+  /** Nesting of any JSON a client or a model sends (objects and arrays); see bounded-json.ts. */
+  jsonDepth: 64,
 } as const;

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { parseBoundedJson } from './bounded-json.ts';
 import { CLIENT_FRAME_TYPES, ClientFrame } from './client.ts';
 import type { WsErrorCode } from './errors.ts';
 
@@ -8,12 +9,9 @@ export type ParseResult =
   | { ok: false; code: WsErrorCode | 'invalid_interaction'; detail: string; type?: string };
 
 export function parseClientFrame(text: string): ParseResult {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    return { ok: false, code: 'invalid_json', detail: 'frame is not valid JSON' };
-  }
+  const json = parseBoundedJson(text);
+  if (!json.ok && json.reason === 'not_json') return { ok: false, code: 'invalid_json', detail: 'frame is not valid JSON' };
+  const raw = json.ok ? json.value : json.top;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return { ok: false, code: 'invalid_frame', detail: 'frame must be a JSON object' };
   }
@@ -24,6 +22,7 @@ export function parseClientFrame(text: string): ParseResult {
   if (!CLIENT_FRAME_TYPES.has(type)) {
     return { ok: false, code: 'unknown_frame_type', detail: `unknown frame type "${type.slice(0, 64)}"`, type };
   }
+  if (!json.ok) return { ok: false, code: 'invalid_frame', detail: `${type}: ${json.detail}; nothing in this frame was used`, type };
   const parsed = ClientFrame.safeParse(raw);
   if (!parsed.success) {
     // A tool's question that breaks SPEC's interaction rules has a code of its own.

@@ -127,7 +127,13 @@ export const PermissionPendingFrame = closed('permission_pending', {
 export const PermissionApprovedFrame = closed('permission_approved', { id: z.string(), tool: z.string() });
 export const PermissionRefusedFrame = closed('permission_refused', { id: z.string(), tool: z.string() });
 export const VoiceFrame = open('voice', { voice: z.string(), name: z.string() });
-export const ErrorFrame = open('error', { detail: z.string(), code: z.string(), retryable: z.boolean() });
+export const ErrorFrame = open('error', {
+  detail: z.string(),
+  code: z.string(),
+  retryable: z.boolean(),
+  /** How long to wait before trying again, where the server knows (too_many_attempts). */
+  retry_after_ms: z.number().int().min(0).optional(),
+});
 export const WebrtcIceFrame = closed('webrtc_ice', { ice_servers: z.array(IceServer) });
 export const WebrtcAnswerFrame = closed('webrtc_answer', {
   sdp: z.string(),

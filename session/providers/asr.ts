@@ -17,6 +17,8 @@ export interface TranscriptionStream {
 
 export interface SpeechToText {
   readonly name: string;
+  /** Its streams answer partial(): the lexical end-of-turn cue is on only then (no second decode). */
+  readonly partials?: boolean;
   /** Opens a stream for one utterance of 16 kHz mono PCM16. */
   open(): TranscriptionStream;
   close?(): Promise<void>;

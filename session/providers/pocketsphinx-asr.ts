@@ -22,6 +22,7 @@ const IDLE_FREE_MS = 60_000;
  */
 export class PocketsphinxSpeechToText implements SpeechToText {
   readonly name = 'pocketsphinx';
+  readonly partials = true;
   private readonly threads: RecogniserThread[] = [];
   private nextId = 1;
   private closed = false;

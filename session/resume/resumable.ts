@@ -11,7 +11,7 @@ export interface ResumableParts {
   history: ConversationHistory;
   injection: Pick<ContextInjection, 'ids' | 'adopt'>;
   floor: Pick<Floor, 'bargeSeq' | 'restoreBargeSeq'>;
-  calls: Pick<ToolCalls, 'pending' | 'adopt'>;
+  calls: Pick<ToolCalls, 'pending' | 'adopt' | 'closedIds' | 'adoptClosed'>;
 }
 
 export function captureSnapshot(parts: ResumableParts, greeted: boolean): SessionSnapshot {
@@ -20,6 +20,7 @@ export function captureSnapshot(parts: ResumableParts, greeted: boolean): Sessio
     history: parts.history.snapshot(),
     injectedIds: parts.injection.ids(),
     pendingCalls: parts.calls.pending(),
+    closedCalls: parts.calls.closedIds(),
     bargeSeq: parts.floor.bargeSeq,
     greeted,
   };
@@ -31,4 +32,5 @@ export function applySnapshot(parts: ResumableParts, snapshot: SessionSnapshot, 
   parts.injection.adopt(snapshot.injectedIds);
   parts.floor.restoreBargeSeq(snapshot.bargeSeq);
   parts.calls.adopt(snapshot.pendingCalls, callTimeoutMs);
+  parts.calls.adoptClosed(snapshot.closedCalls ?? []);
 }

@@ -7,6 +7,11 @@ import type { StashEntry } from './snapshot.ts';
  */
 export interface ResumeStash {
   put(token: string, entry: StashEntry, ttlMs: number): Promise<void>;
+  /**
+   * The entry without taking it, so a resuming start is fully checked before its token is
+   * spent: a refused start (server_busy, invalid_tools…) leaves the token usable.
+   */
+  peek(token: string): Promise<{ entry: StashEntry; expiresAt: number } | undefined>;
   /** Removes and returns the entry atomically: a token works once. Undefined when unknown or expired. */
   take(token: string): Promise<{ entry: StashEntry; expiresAt: number } | undefined>;
   readonly size: number;
@@ -24,6 +29,11 @@ export class MemoryResumeStash implements ResumeStash {
     const timer = setTimeout(() => this.entries.delete(token), ttlMs);
     timer.unref();
     this.entries.set(token, { entry, expiresAt: Date.now() + ttlMs, timer });
+  }
+
+  async peek(token: string): Promise<{ entry: StashEntry; expiresAt: number } | undefined> {
+    const found = this.entries.get(token);
+    return found && found.expiresAt > Date.now() ? { entry: found.entry, expiresAt: found.expiresAt } : undefined;
   }
 
   async take(token: string): Promise<{ entry: StashEntry; expiresAt: number } | undefined> {

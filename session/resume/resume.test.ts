@@ -28,7 +28,7 @@ describe('resume: what the conversation keeps', () => {
     await first.waitFor('done');
     llm.enqueue({ text: 'Nice to meet you, Ada.' });
     await say(first, 'my name is Ada');
-    const again = openTestSession({ llm, resume: first.drop(), mode: { greeting: 'Hi there.' } });
+    const again = openTestSession({ llm, resume: await first.drop(), mode: { greeting: 'Hi there.' } });
     llm.enqueue({ text: 'You are Ada.' });
     const before = llm.requests.length;
     await say(again, 'who am I?');
@@ -49,7 +49,7 @@ describe('resume: what the conversation keeps', () => {
     first.send({ type: 'input_text', text: 'count' });
     const turn = await first.waitFor('turn');
     await first.waitFor('text_delta', (f) => f.delta.includes('three'));
-    const snapshot = first.drop();
+    const snapshot = await first.drop();
     const sent = first.all('text_delta').filter((d) => d.turn_id === turn.turn_id).map((d) => d.delta).join('');
 
     const again = openTestSession({ llm, resume: snapshot });
@@ -68,7 +68,7 @@ describe('resume: what the conversation keeps', () => {
     first.send({ type: 'input_text', text: 'where is my order 42?' });
     await first.waitFor('tool_call');
 
-    const again = openTestSession({ llm, resume: first.drop() });
+    const again = openTestSession({ llm, resume: await first.drop() });
     llm.enqueue({ text: 'Your order has shipped.' });
     const before = llm.requests.length;
     again.send({ type: 'tool_result', id: 'call_1', content: { status: 'shipped' }, outcome: 'succeeded', verified: true });
@@ -90,7 +90,7 @@ describe('resume: what the conversation keeps', () => {
     expect(ack.accepted).toBe(true);
     await first.waitFor('done');
 
-    const again = openTestSession({ llm, resume: first.drop() });
+    const again = openTestSession({ llm, resume: await first.drop() });
     const resumed = await again.waitFor('tool_deferred_resume');
     expect(resumed).toEqual({ type: 'tool_deferred_resume', id: 'call_9', handle: 'h-9', name: 'book_table', job_id: ack.job_id, status_label: 'Booking' });
     again.assertProtocol();
@@ -99,7 +99,7 @@ describe('resume: what the conversation keeps', () => {
   it('explicit mode fields override the restored configuration', async () => {
     const llm = new FakeLanguageModel();
     const first = openTestSession({ llm, mode: { greeting: false, instructions: 'Speak like a pirate.', temperature: 0.2 } });
-    const again = openTestSession({ llm, resume: first.drop(), mode: { temperature: 1.1 } });
+    const again = openTestSession({ llm, resume: await first.drop(), mode: { temperature: 1.1 } });
     await say(again, 'hello');
     expect(llm.requests[0]!.temperature).toBe(1.1);
     expect(llm.requests[0]!.messages[0]!.content).toContain('Speak like a pirate.');

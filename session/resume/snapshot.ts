@@ -11,6 +11,8 @@ export interface SessionSnapshot {
   history: ChatMessage[];
   injectedIds: string[];
   pendingCalls: { request: ToolCallRequest; job: DeferredJob | undefined; deferrable: boolean }[];
+  /** Ids of calls already answered (absent in entries stashed before it existed). */
+  closedCalls?: string[];
   bargeSeq: number;
   greeted: boolean;
 }

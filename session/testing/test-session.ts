@@ -27,7 +27,7 @@
  *   media/ are the real ones.
  */
 import { afterEach, beforeEach, vi } from 'vitest';
-import type { VoiceActivityDetector } from '../../media/vad.ts';
+import type { VadFactory } from '../../media/vad.ts';
 import { errorFrame } from '../protocol/errors.ts';
 import { parseClientFrame } from '../protocol/parse.ts';
 import type { ServerFrame } from '../protocol/server.ts';
@@ -53,7 +53,7 @@ export interface TestSessionOptions {
   audio?: Record<string, unknown>;
   /** Default: a FakeLanguageModel that answers 'ok'. */
   llm?: LanguageModel;
-  voice?: { stt: SpeechToText; tts: TextToSpeech; createVad(): VoiceActivityDetector };
+  voice?: { stt: SpeechToText; tts: TextToSpeech; vad: VadFactory };
   search?: WebSearch;
   tools?: Partial<ToolDeskOptions>;
   endCallGraceMs?: number;
@@ -153,7 +153,7 @@ export class TestSession extends FrameLog {
   }
 
   /** The connection drops: the session stops and hands over what a resume needs. */
-  drop(): SessionSnapshot {
+  drop(): Promise<SessionSnapshot> {
     live.delete(this);
     this.recordClose({ code: 1006, reason: '' });
     return this.session.detach();

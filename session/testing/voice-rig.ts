@@ -5,12 +5,16 @@
  */
 import { readFileSync } from 'node:fs';
 import { loadFixture, streamRealtime } from '../../media/testing/audio-stream.ts';
-import { loadVad, VoiceActivityDetector } from '../../media/vad.ts';
+import { createFvadFactory } from '../../media/fvad-vad.ts';
+import type { VadFactory } from '../../media/vad.ts';
 import { clipTranscriber, FakeSpeechToText, FakeTextToSpeech, type FakeTtsOptions } from './fake-speech.ts';
 import { openTestSession, type TestSession, type TestSessionOptions } from './test-session.ts';
 
-// Loaded once, on the real clock, before any test installs the fake one.
-const vadModule = await loadVad();
+// Loaded once, on the real clock, before any test installs the fake one. fvad decides each frame
+// as it is pushed, so simulated time stays exact; Silero (batched off the event loop) is covered
+// by media/silero-vad.test.ts, media/endpointer.test.ts and the voice tests over the socket.
+const vads = new Map<number, VadFactory>();
+for (const aggressiveness of [0, 1, 2, 3]) vads.set(aggressiveness, await createFvadFactory(aggressiveness));
 
 const transcripts = JSON.parse(readFileSync(new URL('../../fixtures/audio/transcripts.json', import.meta.url), 'utf8')) as Record<string, string>;
 
@@ -33,7 +37,7 @@ export function openVoiceSession(options: TestSessionOptions & { tts?: FakeTtsOp
     ...options,
     mode: { modality: 'voice', greeting: false, ...options.mode },
     audio: options.audio ?? { sr: 16000 },
-    voice: { stt, tts, createVad: () => new VoiceActivityDetector(vadModule, options.vadAggressiveness ?? 3) },
+    voice: { stt, tts, vad: vads.get(options.vadAggressiveness ?? 3)! },
   });
   return { client, stt, tts };
 }

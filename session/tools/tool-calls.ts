@@ -14,6 +14,8 @@ export const MAX_PARTIALS_PER_CALL = LIMITS.partialsPerCall;
  */
 export const FLOOR_YIELD = 'floor_yield_for_interaction';
 export const MAX_PARTIAL_BYTES = LIMITS.partialBytes;
+/** Closed call ids a resume snapshot carries (the newest ones). */
+const MAX_CLOSED_IDS_KEPT = 256;
 
 export interface DeferredJob {
   jobId: string;
@@ -209,6 +211,27 @@ export class ToolCalls {
       .map((c) => ({ request: c.request, job: c.job, deferrable: c.deferrable }));
   }
 
+  /**
+   * Ids of the latest calls that are closed (resolved or cancelled), for the resume stash: after
+   * a resume, a result re-sent for one of them is recognised as already answered.
+   */
+  closedIds(limit = MAX_CLOSED_IDS_KEPT): string[] {
+    const closed: string[] = [];
+    for (const [id, call] of this.calls) if (call.state === 'resolved' || call.state === 'cancelled') closed.push(id);
+    return closed.slice(-limit);
+  }
+
+  /** A resumed session's closed calls: known, answered, never answered twice. */
+  adoptClosed(ids: readonly string[]): void {
+    for (const id of ids) {
+      if (this.calls.has(id)) continue;
+      this.usedIds.add(id);
+      this.calls.set(id, {
+        request: { id, name: '', args: {} }, state: 'resolved', deferrable: false, partials: 0, timer: undefined, waiter: undefined, job: undefined,
+      });
+    }
+  }
+
   /** Re-adopts calls from a resumed session; their results are reported as late results. */
   adopt(entries: { request: ToolCallRequest; job: DeferredJob | undefined; deferrable: boolean }[], timeoutMs: number): void {
     for (const entry of entries) {
@@ -219,6 +242,7 @@ export class ToolCalls {
       const left = entry.job ? Math.max(0, entry.job.deadline - Date.now()) : timeoutMs;
       call.timer = setTimeout(() => this.cancelFromServer(entry.request.id, 'timed_out'), left);
       this.calls.set(entry.request.id, call);
+      this.usedIds.add(entry.request.id);
       if (entry.job) this.byHandle.set(entry.job.handle, entry.request.id);
     }
   }

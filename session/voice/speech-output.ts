@@ -16,6 +16,9 @@ export interface SpeechOutputOptions {
   discardAudio?(): void;
   /** See Transport.sendAheadMs. */
   sendAheadMs?: number;
+  /** Holds / releases audio the transport still holds (Transport.pauseAudio). */
+  pauseAudio?(): void;
+  resumeAudio?(): void;
 }
 
 /**
@@ -52,6 +55,24 @@ export class SpeechOutput {
 
   get pacerSentMs(): number {
     return this.pacer.sentMs;
+  }
+
+  /**
+   * A possible barge-in: the downlink stops at once, nothing is dropped (the client's buffer
+   * drains). False when no turn is speaking. This is the moment a barge-in stops the audio.
+   */
+  pause(): boolean {
+    if (!this.current?.speaking || this.pacer.paused) return false;
+    this.pacer.pause();
+    this.options.pauseAudio?.();
+    return true;
+  }
+
+  /** Not an interruption after all: sends on from the first frame not sent. */
+  resume(): void {
+    if (!this.pacer.paused) return;
+    this.options.resumeAudio?.();
+    this.pacer.resume(this.options.sendAheadMs !== undefined);
   }
 
   close(): void {
@@ -155,6 +176,10 @@ export class SpeechTurn {
       this.output.clear();
     }
     return this.sentMs;
+  }
+
+  get speaking(): boolean {
+    return !this.stopped && this.finalSentMs === undefined;
   }
 
   /** Audio of this turn already handed to the transport. */

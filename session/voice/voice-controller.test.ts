@@ -72,17 +72,18 @@ describe('eager replies (mode.flow)', () => {
   it('starts a reply during a long pause and retracts it with canceled when the user goes on', async () => {
     // Threshold 0.05: the turn ends after 740 ms of silence; the eager reply may start at 370 ms.
     // Its answer takes about 2 s to speak, so it is still in flight when the user goes on.
+    // A statement first: a complete question would shorten the wait (lexical cue) below 700 ms.
     const llm = new FakeLanguageModel();
     llm.script(() => ({ text: 'Twelve times seven is eighty-four.' }));
     const { client } = openVoiceSession({ llm, mode: { flow: true, turn_end_threshold: 0.05 } });
-    await speak(client, concat(roomTone(200), loadFixture('twelve.wav'), roomTone(700), loadFixture('name.wav'), roomTone(1500)));
+    await speak(client, concat(roomTone(200), loadFixture('name.wav'), roomTone(700), loadFixture('twelve.wav'), roomTone(1500)));
     const canceled = await client.waitFor('canceled');
     const eagerAsr = client.all('asr').find((a) => a.turn_id === canceled.turn_id)!;
-    expect(eagerAsr.text).toBe('what is twelve times seven');
+    expect(eagerAsr.text).toBe('my name is robert');
     expect((await client.waitFor('done', (d) => d.turn_id === canceled.turn_id)).status).toBe('canceled');
     // The whole utterance is transcribed again and answered once.
     const final = await client.waitFor('asr', (a) => a.turn_id !== canceled.turn_id);
-    expect(final.text).toBe('what is twelve times seven my name is robert');
+    expect(final.text).toBe('my name is robert what is twelve times seven');
     await client.waitFor('done', (d) => d.turn_id === final.turn_id);
     expect(client.all('asr')).toHaveLength(2);
     client.assertProtocol();

@@ -1,5 +1,5 @@
 import { endpointerOptions } from '../../media/endpointer.ts';
-import type { VoiceActivityDetector } from '../../media/vad.ts';
+import type { VadFactory } from '../../media/vad.ts';
 import { errorFrame } from '../protocol/errors.ts';
 import type { ServerFrame } from '../protocol/server.ts';
 import { clientDetail } from '../providers/provider-error.ts';
@@ -8,16 +8,15 @@ import { newTurnId } from '../ids.ts';
 import type { SpeechToText } from '../providers/asr.ts';
 import type { SessionSettings } from '../settings.ts';
 import type { TurnRecord, TurnRunner } from '../turn-runner.ts';
+import { BargeIn, DEFAULT_BARGE_IN, type BargeInHost, type BargeInPolicy } from './barge-in.ts';
+import { lexicalCue } from './lexical-cue.ts';
 import { VoiceInput } from './voice-input.ts';
 
 /** What the voice side needs from its session. */
-export interface VoiceHost {
+export interface VoiceHost extends BargeInHost {
   readonly settings: SessionSettings;
   readonly history: ConversationHistory;
-  readonly replying: boolean;
   send(frame: ServerFrame): void;
-  /** Barge-in: stop the reply in flight (interrupted, done). */
-  interruptReply(): void;
   /** A real user turn: asr, then a reply. Returns the reply's runner (none when the words only answered a permission). */
   userTurn(text: string, turnId: string): TurnRunner | undefined;
   /** Real user speech was heard (cancels a pending end of call). */
@@ -26,28 +25,40 @@ export interface VoiceHost {
 }
 
 /**
- * Turn-taking for a voice session: barge-in on confirmed speech, transcripts in order, eager
- * replies in flow mode (retracted with `canceled` if the user goes on), and the playback report
- * that truncates an interrupted reply to what was heard.
+ * Turn-taking for a voice session: the reply pauses on sound and is interrupted or resumed
+ * (barge-in.ts), transcripts are taken in order, eager replies in flow mode (retracted with
+ * `canceled` if the user goes on), and the playback report that truncates an interrupted reply
+ * to what was heard.
  */
 export class VoiceController {
   readonly input: VoiceInput;
+  private readonly bargeIn: BargeIn;
   private transcripts: Promise<void> = Promise.resolve();
   private eager: { runner: TurnRunner; text: string } | undefined;
-  /** Bumped whenever the user resumes after an eager end; stale eager transcripts check it. */
+  /** Bumped whenever the user resumes after a probe; stale probe transcripts check it. */
   private epoch = 0;
   private lastInterrupted: { record: TurnRecord; bargeSeq: number; corrected: boolean } | undefined;
+  /** Flow mode: how long after a probe the pause must last before an eager reply starts. */
+  private readonly eagerDelayMs: number;
 
   constructor(
     private readonly host: VoiceHost,
     inputRate: number,
-    vad: VoiceActivityDetector,
-    stt: SpeechToText,
+    voice: { vad: VadFactory; stt: SpeechToText; bargeIn?: BargeInPolicy },
   ) {
-    this.input = new VoiceInput(inputRate, endpointerOptions(host.settings.turnEndThreshold, host.settings.flow), vad, stt, {
+    const policy = voice.bargeIn ?? DEFAULT_BARGE_IN;
+    this.bargeIn = new BargeIn(host, policy);
+    const endpointing = endpointerOptions(host.settings.turnEndThreshold, host.settings.flow, voice.stt.partials === true, policy.sustainedSpeechMs);
+    this.eagerDelayMs = Math.max(0, endpointing.eagerSilenceMs - endpointing.probeSilenceMs);
+    this.input = new VoiceInput(inputRate, endpointing, voice.vad, voice.stt, {
+      onSpeechStart: () => {
+        if (!this.eager) this.bargeIn.onSpeechStart();
+      },
       onSpeechConfirmed: () => this.onSpeechConfirmed(),
-      onEagerEnd: (transcript) => this.onEagerEnd(transcript),
+      onSpeechSustained: () => this.bargeIn.onSpeechSustained(),
+      onProbe: (transcript) => this.onProbe(transcript),
       onSpeechResumed: () => this.onSpeechResumed(),
+      onNoise: () => this.bargeIn.onNoise(),
       onTurnEnd: (transcript) => this.onTurnEnd(transcript),
       onSilentMic: (w) => host.send({ type: 'silent_mic', reason: w.reason, duration_ms: w.duration_ms, peak: w.peak }),
     });
@@ -75,25 +86,38 @@ export class VoiceController {
   }
 
   reset(): void {
+    this.bargeIn.forget();
     this.input.resetTurn();
     this.eager = undefined;
     this.epoch += 1;
   }
 
   close(): void {
+    this.bargeIn.forget();
     this.input.close();
   }
 
   private onSpeechConfirmed(): void {
     this.host.userSpoke();
-    if (this.host.replying && !this.eager) this.host.interruptReply();
+    if (!this.eager) this.bargeIn.onSpeechConfirmed();
   }
 
-  private onEagerEnd(transcript: Promise<string>): void {
+  /**
+   * A pause inside the user's speech, with the words so far: words that are not backchannels
+   * confirm a pending barge-in; in flow mode a reply may start early, unless the words trail off.
+   */
+  private onProbe(transcript: Promise<string>): void {
     const epoch = this.epoch;
+    const probedAt = performance.now();
     this.enqueue(async () => {
-      const text = (await transcript).trim();
-      if (!text || epoch !== this.epoch) return;
+      // A probe that failed only loses its cue; the turn's own transcript decides what was said.
+      const text = (await transcript.catch(() => '')).trim();
+      if (epoch !== this.epoch) return;
+      if (this.bargeIn.pending) this.bargeIn.onWords(text, false);
+      if (!this.host.settings.flow || !text || this.bargeIn.pending || lexicalCue(text) === 'incomplete') return;
+      const wait = this.eagerDelayMs - (performance.now() - probedAt);
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      if (epoch !== this.epoch) return;
       const runner = this.host.userTurn(text, newTurnId());
       if (runner) this.eager = { runner, text };
     });
@@ -117,6 +141,8 @@ export class VoiceController {
         return;
       }
       const text = (await transcript).trim();
+      // Settles a pending barge-in; a backchannel over the reply never becomes a turn.
+      if (!this.bargeIn.onWords(text, true)) return;
       if (!text) {
         this.host.log.info({}, 'speech ended with an empty transcript; no turn');
         return;

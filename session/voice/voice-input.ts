@@ -1,18 +1,25 @@
-import { Endpointer, type EndpointerOptions } from '../../media/endpointer.ts';
+import { Endpointer, type EndpointerOptions, type TurnCue } from '../../media/endpointer.ts';
 import { FrameSplitter } from '../../media/frame-splitter.ts';
 import { Pcm16Reader, rmsDbfs } from '../../media/pcm.ts';
 import { Resampler } from '../../media/resampler.ts';
 import { SilenceMonitor, type SilentMicWarning } from '../../media/silence-monitor.ts';
-import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE, type VoiceActivityDetector } from '../../media/vad.ts';
+import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE, type VadFactory, type VoiceActivityDetector } from '../../media/vad.ts';
 import type { SpeechToText, TranscriptionStream } from '../providers/asr.ts';
+import { lexicalCue } from './lexical-cue.ts';
 
 export interface VoiceInputEvents {
-  /** Enough voiced speech to count as the user taking the floor (barge-in). */
+  /** Sound opened a speech segment (the moment a reply pauses). */
+  onSpeechStart(): void;
+  /** Enough voiced speech to count as real user speech. */
   onSpeechConfirmed(): void;
-  /** Flow mode: silence long enough to start an eager reply; transcript of the speech so far. */
-  onEagerEnd(transcript: Promise<string>): void;
-  /** Flow mode: the user went on after an eager end. */
+  /** Voiced speech long enough to be an interruption by length alone. */
+  onSpeechSustained(): void;
+  /** A pause inside the segment: the transcript of the speech so far (lexical cue, flow's eager reply). */
+  onProbe(transcript: Promise<string>): void;
+  /** The user went on after a probe. */
   onSpeechResumed(): void;
+  /** The segment was noise: no transcript, no turn. */
+  onNoise(): void;
   /** The turn ended; resolves with the final transcript. */
   onTurnEnd(transcript: Promise<string>): void;
   onSilentMic(warning: SilentMicWarning): void;
@@ -25,31 +32,41 @@ const MAX_SEGMENT_SAMPLES = VAD_SAMPLE_RATE * 60;
  * The uplink, assembled here in the order audio flows: wire bytes → PCM16 (Pcm16Reader) →
  * silence monitor → 16 kHz (Resampler) → 20 ms frames (FrameSplitter) → VAD → endpointer
  * (onFrame) → the recognition feed: the current utterance is streamed into speech recognition
- * while the user talks, and its transcript ends the turn.
+ * while the user talks, and its transcript ends the turn. The VAD may answer later than it is fed
+ * (Silero runs batched); frames reach the endpointer in order once decided.
  */
 export class VoiceInput {
   private readonly reader = new Pcm16Reader();
   private readonly resampler: Resampler;
   private readonly silence: SilenceMonitor;
   private readonly endpointer: Endpointer;
+  private readonly vad: VoiceActivityDetector;
   private readonly frames: FrameSplitter;
   private asr: TranscriptionStream | undefined;
   /** The open segment's audio, kept so an eager end can be undone and re-transcribed. */
   private segment: Int16Array[] = [];
   private segmentSamples = 0;
+  /**
+   * A recogniser without partial results was closed at the last pause: its transcript is the
+   * segment's if no speech follows.
+   */
+  private probe: Promise<string> | undefined;
+  /** Bumped when speech resumes, so a late probe result never sets the cue of newer speech. */
+  private probeEpoch = 0;
   private closed = false;
 
   constructor(
     inputRate: number,
     endpointing: EndpointerOptions,
-    private readonly vad: VoiceActivityDetector,
+    vad: VadFactory,
     private readonly stt: SpeechToText,
     private readonly events: VoiceInputEvents,
   ) {
-    this.silence = new SilenceMonitor(inputRate);
     this.resampler = new Resampler(inputRate, VAD_SAMPLE_RATE);
-    this.frames = new FrameSplitter(VAD_FRAME_SAMPLES, (frame) => this.onFrame(frame));
+    this.silence = new SilenceMonitor(inputRate);
     this.endpointer = new Endpointer(endpointing);
+    this.vad = vad.create((frame, speech) => this.onFrame(frame, speech));
+    this.frames = new FrameSplitter(VAD_FRAME_SAMPLES, (frame) => this.vad.push(frame));
   }
 
   get speaking(): boolean {
@@ -79,6 +96,8 @@ export class VoiceInput {
   resetTurn(): void {
     this.asr?.abort();
     this.asr = undefined;
+    this.probe = undefined;
+    this.probeEpoch += 1;
     this.segment = [];
     this.segmentSamples = 0;
     this.endpointer.reset();
@@ -90,35 +109,76 @@ export class VoiceInput {
     this.vad.free();
   }
 
-  private onFrame(frame: Int16Array): void {
-    const speech = this.vad.isSpeech(frame);
+  private onFrame(frame: Int16Array, speech: boolean): void {
+    if (this.closed) return;
     if (this.endpointer.active) this.keep(frame);
     for (const event of this.endpointer.push(frame, speech, rmsDbfs(frame))) {
       switch (event.type) {
         case 'speech_start':
           this.asr = this.stt.open();
           for (const f of event.preroll) this.keep(f);
+          this.events.onSpeechStart();
           break;
         case 'speech_confirmed':
           this.events.onSpeechConfirmed();
           break;
-        case 'eager_end':
-          this.events.onEagerEnd(this.finishAsr(false));
+        case 'speech_sustained':
+          this.events.onSpeechSustained();
+          break;
+        case 'pause_probe':
+          this.startProbe();
           break;
         case 'speech_resumed':
-          this.reopenAsr();
+          this.probe = undefined;
+          this.probeEpoch += 1;
+          if (!this.asr) this.reopenAsr();
           this.events.onSpeechResumed();
           break;
-        case 'turn_end':
-          this.events.onTurnEnd(this.finishAsr(true));
+        case 'turn_end': {
+          // A closing probe heard everything up to the pause, and only silence followed: it is final.
+          const transcript = this.probe ?? this.finishAsr();
+          this.probe = undefined;
+          this.clearSegment();
+          this.events.onTurnEnd(transcript);
           break;
+        }
         case 'noise_dropped':
           this.asr?.abort();
           this.asr = undefined;
+          this.probe = undefined;
           this.clearSegment();
+          this.events.onNoise();
           break;
       }
     }
+  }
+
+  /**
+   * A pause: the words so far set the lexical cue that decides how long this pause may last.
+   * A recogniser with partial results (warm pocketsphinx) just says what it has heard and goes
+   * on. One without them is closed on the speech so far; if the user goes on, a new one hears the
+   * whole segment again (reopenAsr), so the final transcript is whole.
+   */
+  private startProbe(): void {
+    const epoch = this.probeEpoch;
+    const stream = this.asr;
+    let words: Promise<string>;
+    if (stream?.partial) {
+      words = stream.partial();
+    } else {
+      words = this.finishAsr();
+      this.probe = words;
+    }
+    // A failed probe settles the cue as neutral: the turn ends on the usual silence.
+    words.then(
+      (text) => this.cue(epoch, lexicalCue(text)),
+      () => this.cue(epoch, 'neutral'),
+    );
+    this.events.onProbe(words);
+  }
+
+  private cue(epoch: number, cue: TurnCue): void {
+    if (epoch === this.probeEpoch && !this.closed) this.endpointer.setCue(cue);
   }
 
   private keep(frame: Int16Array): void {
@@ -129,14 +189,13 @@ export class VoiceInput {
     }
   }
 
-  private finishAsr(final: boolean): Promise<string> {
+  private finishAsr(): Promise<string> {
     const stream = this.asr;
     this.asr = undefined;
-    if (final) this.clearSegment();
     return stream ? stream.finish() : Promise.resolve('');
   }
 
-  /** After an eager end the recogniser was closed: a new one hears the whole segment again. */
+  /** After a probe the recogniser was closed: a new one hears the whole segment again. */
   private reopenAsr(): void {
     this.asr?.abort();
     this.asr = this.stt.open();

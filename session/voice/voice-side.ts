@@ -27,7 +27,9 @@ export function openVoiceSide(host: VoiceHost, settings: SessionSettings, deps: 
     },
     ...(transport.downlinkLeadMs === undefined ? {} : { leadMs: transport.downlinkLeadMs }),
     discardAudio: () => transport.discardAudio?.(),
+    pauseAudio: () => transport.pauseAudio?.(),
+    resumeAudio: () => transport.resumeAudio?.(),
     ...(transport.sendAheadMs === undefined ? {} : { sendAheadMs: transport.sendAheadMs }),
   });
-  return { speech, voice: new VoiceController(host, media.inputRate, deps.voice.createVad(), deps.voice.stt) };
+  return { speech, voice: new VoiceController(host, media.inputRate, deps.voice) };
 }

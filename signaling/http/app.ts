@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import type { ServerContext } from '../context.ts';
 import { sendHttpError } from './http-error.ts';
 import { devRoutesEnabled, mountDevRoutes } from './dev-routes.ts';
+import { isLoopbackAddress } from './loopback-request.ts';
 import { mountSessionKeys } from './session-keys-route.ts';
 import { mountStatic } from './static-routes.ts';
 
@@ -11,7 +12,14 @@ export function createHttpApp(server: ServerContext): Koa {
   const app = new Koa({ proxy: server.config.TRUST_PROXY });
   const router = new Router();
 
+  // Errors koa meets outside a handler (a client that breaks HTTP mid-request) go to our log,
+  // not to stderr.
+  app.silent = true;
+  app.on('error', (error: Error) => server.log.debug({ err: error.message }, 'http connection error'));
+
   app.use(async (ctx, next) => {
+    // A request target that is no URL (e.g. `//x:99999/`) makes every later ctx.path throw.
+    if (!hasPath(ctx)) return sendHttpError(ctx, 'invalid_request', 'the request target is not a valid path');
     try {
       await next();
       if (ctx.body === undefined || ctx.body === null) {
@@ -19,7 +27,7 @@ export function createHttpApp(server: ServerContext): Koa {
         else if (ctx.status === 405) sendHttpError(ctx, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`);
       }
     } catch (error) {
-      server.log.error({ err: error instanceof Error ? error.stack : String(error), path: ctx.path }, 'http handler failed');
+      server.log.error({ err: error instanceof Error ? error.stack : String(error), url: ctx.url.slice(0, 256) }, 'http handler failed');
       sendHttpError(ctx, 'internal_error', 'internal error');
     }
   });
@@ -31,10 +39,21 @@ export function createHttpApp(server: ServerContext): Koa {
     ctx.body = { status: server.draining ? 'draining' : 'ok', sessions: server.sessions.size, voice };
   });
   mountSessionKeys(router, server);
-  if (devRoutesEnabled(server)) mountDevRoutes(router, server);
+  if (devRoutesEnabled(server)) {
+    mountDevRoutes(router, server);
+    if (!isLoopbackAddress(server.config.HOST)) server.log.warn({ host: server.config.HOST }, 'DEV_ROUTES is on while listening beyond loopback: the dev key route still answers only pages on this machine');
+  }
   mountStatic(router);
 
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
   return app;
+}
+
+function hasPath(ctx: Koa.Context): boolean {
+  try {
+    return typeof ctx.path === 'string';
+  } catch {
+    return false;
+  }
 }

@@ -7,3 +7,10 @@ export function sendHttpError(ctx: Context, code: HttpErrorCode, detail: string)
   ctx.status = status;
   ctx.body = { code, detail, retryable };
 }
+
+/** 429 with Retry-After: this address failed too many key checks lately. */
+export function refuseAttempts(ctx: Context, waitMs: number): void {
+  ctx.set('Retry-After', String(Math.ceil(waitMs / 1000)));
+  sendHttpError(ctx, 'too_many_attempts', `too many failed attempts from this address; retry in ${Math.ceil(waitMs / 1000)} s`);
+  ctx.body = { ...(ctx.body as object), retry_after_ms: waitMs };
+}

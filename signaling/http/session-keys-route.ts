@@ -5,22 +5,25 @@ import { SESSION_ID_PATTERN } from '../../session/protocol/limits.ts';
 import type { ServerContext } from '../context.ts';
 import { checkKey } from '../keys/credentials.ts';
 import { mintScopedKey } from '../keys/scoped-key.ts';
-import { sendHttpError } from './http-error.ts';
+import { refuseAttempts, sendHttpError } from './http-error.ts';
 import { bearerToken, readJsonBody } from './json-body.ts';
 
 const Body = z.object({ session_id: SessionId });
 
 /**
- * POST /api/v1/session-keys. Checks run in the order a caller can fix them: who you are (401),
- * what you sent (415), what it says (400).
+ * POST /api/v1/session-keys. Checks run in the order a caller can fix them: who you are (401,
+ * or 429 after too many failed keys from one address), what you sent (415), what it says (400).
  */
 export function mountSessionKeys(router: Router, server: ServerContext): void {
   router.post('/api/v1/session-keys', async (ctx) => {
     if (server.draining) return sendHttpError(ctx, 'server_restarting', 'the server is restarting; retry shortly');
+    const waitMs = await server.attempts.refusedFor(ctx.ip);
+    if (waitMs !== undefined) return refuseAttempts(ctx, waitMs);
     const token = bearerToken(ctx.get('authorization') || undefined);
     const checked = checkKey(token, { store: server.keys, secret: server.secret });
     if (!checked.ok || checked.credential.kind !== 'persistent') {
       const why = !checked.ok ? checked.reason : 'scoped keys cannot mint keys';
+      if (token !== undefined) await server.attempts.failed(ctx.ip, 'key', why, token);
       return sendHttpError(ctx, 'unauthorized', `a valid persistent key is required in Authorization: Bearer (${why})`);
     }
     const body = await readJsonBody(ctx, 16 * 1024);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAlive, expectStartRejected, sid, textStart } from '../testing/conversation.ts';
+import { rawExchange } from '../testing/raw-http.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { startSession } from '../testing/ws-test-client.ts';
 
@@ -246,6 +247,45 @@ describe('POST /dev/session-key (dev only)', () => {
     const { client } = await startSession(t.wsUrl, { ...textStart(sessionId), api_key: body.api_key });
     client.close();
     client.assertProtocol();
+  });
+
+  const devRequest = (headers: Record<string, string>): string => {
+    const body = JSON.stringify({ session_id: 'dev-1' });
+    const lines = ['POST /dev/session-key HTTP/1.1', 'Content-Type: application/json', `Content-Length: ${body.length}`, 'Connection: close'];
+    for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
+    return `${lines.join('\r\n')}\r\n\r\n${body}`;
+  };
+
+  it.each([
+    ['a DNS-rebinding page (Host names another host)', { Host: 'evil.example:8080' }],
+    ['a cross-site page (Origin elsewhere)', { Host: '127.0.0.1', Origin: 'https://evil.example' }],
+    ['an Origin that is no origin', { Host: 'localhost', Origin: 'null' }],
+    ['a same-host reverse proxy (X-Forwarded-For)', { Host: '127.0.0.1', 'X-Forwarded-For': '203.0.113.9' }],
+    ['a same-host reverse proxy (Forwarded)', { Host: '127.0.0.1', Forwarded: 'for=203.0.113.9' }],
+  ])('refuses %s with 403 forbidden_origin, minting nothing', async (_what, headers) => {
+    const answer = await rawExchange(t.server.port, devRequest(headers));
+    expect(answer).toMatch(/^HTTP\/1\.1 403 /);
+    expect(answer).toContain('"code":"forbidden_origin"');
+    expect(answer).not.toContain('api_key');
+  });
+
+  it.each([
+    ['Host 127.0.0.1 with a port, no Origin', { Host: '127.0.0.1:8080' }],
+    ['Host localhost, Origin a localhost page', { Host: 'localhost:8080', Origin: 'http://localhost:8080' }],
+    ['Host [::1], Origin an [::1] page', { Host: '[::1]:8080', Origin: 'http://[::1]:8080' }],
+  ])('answers a page on this machine: %s', async (_what, headers) => {
+    const answer = await rawExchange(t.server.port, devRequest(headers));
+    expect(answer).toMatch(/^HTTP\/1\.1 201 /);
+  });
+
+  it('is off when DEV_ROUTES is not set', async () => {
+    const off = await startTestServer({ DEV_ROUTES: '' });
+    try {
+      const res = await fetch(`${off.url}/dev/session-key`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session_id: 'abc' }) });
+      expect(res.status).toBe(404);
+    } finally {
+      await off.stop();
+    }
   });
 
   it('is absent with DEV_ROUTES=off', async () => {

@@ -17,6 +17,7 @@ export interface ServerProcess {
   stdout(): string;
   /** Resolves with the first match of `pattern` in stdout, as soon as it is printed. */
   untilStdout(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  stderr(): string;
   readonly exited: Promise<number | null>;
   /** SIGTERM (the server drains) and the exit code; the whole process group is killed after `graceMs`. */
   stop(graceMs?: number): Promise<number | null>;
@@ -66,6 +67,7 @@ export async function spawnServerProcess(argv: string[], options: { cwd?: string
     url,
     stdout: () => stdout,
     untilStdout,
+    stderr: () => stderr,
     exited,
     async stop(graceMs = 15_000) {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;

@@ -26,7 +26,13 @@ export interface TestServer {
 /** A real server on an ephemeral loopback port with its own data directory. */
 export async function startTestServer(env: Record<string, string> = {}, overrides: ServerOverrides = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-test-'));
-  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', LOCAL_LLM_WORD_DELAY_MS: '0', ...env });
+  // Tests ask for the dev key route, as the demo's documented start command does. Every test
+  // client comes from 127.0.0.1, so the per-address failure limit is raised out of their way
+  // (failed-attempts.test.ts sets its own).
+  const config = loadConfig({
+    HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', LOCAL_LLM_WORD_DELAY_MS: '0', DEV_ROUTES: 'on', AUTH_FAILURES_PER_ADDRESS: '10000',
+    ...env,
+  });
   const server = await startServer(config, overrides);
   const created = server.context.keys.create('acme');
   const stashed = new Set<string>();

@@ -24,6 +24,7 @@ export class WebRtcTransport implements Transport, Ticking {
   private readonly reader = new Pcm16Reader();
   private readonly bed: BackgroundBed | undefined;
   private lastFrameAt = 0;
+  private paused = false;
   private closed = false;
   /** The close code the server chose, if it ended the call (the peer's own end has none). */
   closeCode: number | undefined;
@@ -49,7 +50,20 @@ export class WebRtcTransport implements Transport, Ticking {
   }
 
   discardAudio(): void {
+    this.paused = false;
     this.peer.discardAudio?.();
+  }
+
+  /** While paused the bed stops too: its frames would queue behind the held speech. */
+  pauseAudio(): void {
+    this.paused = true;
+    this.peer.pauseAudio?.();
+  }
+
+  resumeAudio(): void {
+    this.paused = false;
+    this.lastFrameAt = performance.now();
+    this.peer.resumeAudio?.();
   }
 
   sendFrame(frame: ServerFrame): void {
@@ -69,7 +83,7 @@ export class WebRtcTransport implements Transport, Ticking {
 
   /** Bed-only frames whenever no speech frame went out for a frame period. */
   tick(now: number): void {
-    if (!this.bed || this.closed) return;
+    if (!this.bed || this.closed || this.paused) return;
     while (now - this.lastFrameAt >= 20) {
       const frame = new Int16Array(MEDIA_FRAME_SAMPLES);
       this.bed.mixInto(frame);

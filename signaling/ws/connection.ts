@@ -38,12 +38,16 @@ export class Connection implements RegisteredSession {
   private registered = false;
   private failing = false;
   private ended = false;
+  /** Resume attempts refused on this socket: past RESUME_FAILURES_PER_CONNECTION it is closed. */
+  private failedResumes = 0;
 
   constructor(
     ws: WebSocket,
     socket: Duplex,
     private readonly server: ServerContext,
     private readonly handshake: HandshakeAuth | undefined,
+    /** The client's address, for the failed-attempt counts. */
+    private readonly address: string,
   ) {
     this.transport = new WebSocketTransport(ws, socket, server.config, (code, detail) => this.fail(code, detail));
     this.frames = this.transport;
@@ -65,6 +69,7 @@ export class Connection implements RegisteredSession {
   }
 
   private onMessage(bytes: Buffer, isBinary: boolean): void {
+    this.transport.checkBacklog();
     if (this.backlog) {
       this.backlog.push({ bytes, isBinary });
       return;
@@ -109,13 +114,18 @@ export class Connection implements RegisteredSession {
     if (isBinary) return this.fail('invalid_start_frame', 'the first frame must be the JSON start frame, not audio');
     const parsed = parseClientFrame(bytes.toString('utf8'));
     if (!parsed.ok) {
-      const detail = parsed.type === 'start' ? parsed.detail : `the first frame must be a valid start frame: ${parsed.detail}`;
+      const own = parsed.type === 'start' || parsed.type === 'feedback' || parsed.type === 'client_error';
+      const detail = own ? parsed.detail : `the first frame must be a valid start frame: ${parsed.detail}`;
       return this.fail('invalid_start_frame', detail);
     }
     if (parsed.frame.type === 'feedback' || parsed.frame.type === 'client_error') return this.onOneShot(parsed.frame);
     if (parsed.frame.type !== 'start') return this.fail('invalid_start_frame', `the first frame must be start, got ${parsed.frame.type}`);
+    const start = parsed.frame;
     this.backlog = [];
-    void this.onStart(parsed.frame).finally(() => {
+    this.onStart(start).catch((error: unknown) => {
+      this.server.log.error({ err: error instanceof Error ? error.stack : String(error), session_id: start.session_id }, 'opening the session failed');
+      this.fail('internal_error', 'internal error while opening the session');
+    }).finally(() => {
       const waiting = this.backlog ?? [];
       this.backlog = undefined;
       for (const frame of waiting) this.onMessage(frame.bytes, frame.isBinary);
@@ -126,8 +136,11 @@ export class Connection implements RegisteredSession {
   private onOneShot(frame: ClientFrameOf<'feedback' | 'client_error'>): void {
     clearTimeout(this.startTimer);
     void acceptOneShot(this.server, this.handshake, frame).then(
-      (result) => {
-        if (!result.ok) return this.fail('unauthorized', result.detail);
+      async (result) => {
+        if (!result.ok) {
+          await this.server.attempts.failed(this.address, 'key', result.detail, frame.api_key ?? this.handshake?.token, frame.session_id);
+          return this.fail('unauthorized', result.detail);
+        }
         this.transport.sendFrame(result.ack);
         this.transport.close(1000, 'reported');
       },
@@ -139,16 +152,30 @@ export class Connection implements RegisteredSession {
   }
 
   private async onStart(start: StartFrame): Promise<void> {
-    const prepared = await prepareSession(this.server, this.handshake, start);
-    if (this.ended) return;
-    if (!prepared.ok) {
-      // A failed resume leaves the socket open: the client may start fresh on it.
-      if (prepared.code === 'resume_failed') return this.sendError(prepared.code, prepared.detail);
-      return this.fail(prepared.code, prepared.detail);
-    }
     this.sessionId = start.session_id;
-    if (!this.server.sessions.tryAdd(this)) return this.fail('server_busy', 'the server is at MAX_SESSIONS; retry later');
-    this.registered = true;
+    const waitMs = await this.server.attempts.refusedFor(this.address);
+    if (waitMs !== undefined) return this.tooManyAttempts(waitMs);
+    const prepared = await prepareSession(this.server, this.handshake, start, { admit: () => this.admit() });
+    if (this.ended) {
+      // The socket went while the token was being taken: the conversation waits for it again.
+      if (prepared.ok && prepared.resumedFrom) {
+        const { token, entry, expiresAt } = prepared.resumedFrom;
+        void this.server.stash.put(token, entry, Math.max(1, expiresAt - Date.now()));
+      }
+      return;
+    }
+    if (!prepared.ok) {
+      this.leaveRegistry();
+      if (prepared.code === 'unauthorized') await this.server.attempts.failed(this.address, 'key', prepared.detail, start.api_key ?? this.handshake?.token, start.session_id);
+      if (prepared.code !== 'resume_failed') return this.fail(prepared.code, prepared.detail);
+      // A failed resume leaves the socket open: the client may start fresh on it, a few times.
+      await this.server.attempts.failed(this.address, 'resume', prepared.detail, start.resume_token, start.session_id);
+      this.failedResumes += 1;
+      if (this.failedResumes >= this.server.config.RESUME_FAILURES_PER_CONNECTION) {
+        return this.fail('too_many_attempts', `${this.failedResumes} resume attempts failed on this socket; open a new one to start fresh`);
+      }
+      return this.sendError(prepared.code, prepared.detail);
+    }
     clearTimeout(this.startTimer);
     this.account = prepared.credential.account;
     if (prepared.credential.kind === 'scoped') this.armExpiry(prepared.credential.expiresAt);
@@ -171,6 +198,9 @@ export class Connection implements RegisteredSession {
       },
       onControl: (text) => {
         try {
+          if (text.length > this.server.config.MAX_FRAME_BYTES) {
+            return this.sendError('frame_too_large', `control message of ${text.length} characters exceeds MAX_FRAME_BYTES (${this.server.config.MAX_FRAME_BYTES})`);
+          }
           this.onText(text);
         } catch (error) {
           this.server.log.error({ err: error instanceof Error ? error.stack : String(error) }, 'control frame handling failed');
@@ -179,6 +209,27 @@ export class Connection implements RegisteredSession {
       onGone: () => this.teardown(this.webrtcTransport?.closeCode ?? 1006),
     });
     this.startTimer = setTimeout(() => this.fail('start_timeout', 'the WebRTC call did not connect in time'), this.server.config.START_TIMEOUT_MS * 3);
+  }
+
+  private tooManyAttempts(waitMs: number): void {
+    if (this.ended || this.failing) return;
+    this.failing = true;
+    const seconds = Math.ceil(waitMs / 1000);
+    this.frames.sendFrame({ ...errorFrame('too_many_attempts', `too many failed attempts from this address; retry in ${seconds} s`), retry_after_ms: waitMs });
+    this.frames.close(WS_ERRORS.too_many_attempts.close, 'too_many_attempts');
+    this.teardown(WS_ERRORS.too_many_attempts.close);
+  }
+
+  private admit(): boolean {
+    if (this.ended || !this.server.sessions.tryAdd(this)) return false;
+    this.registered = true;
+    return true;
+  }
+
+  private leaveRegistry(): void {
+    if (!this.registered) return;
+    this.registered = false;
+    this.server.sessions.remove(this);
   }
 
   /** SPEC: expiry also ends a connection still using the key (and the call stays resumable). */
@@ -202,9 +253,21 @@ export class Connection implements RegisteredSession {
     this.teardown(closeCode);
   }
 
+  /** Never throws: it runs in socket and peer event handlers, where an exception ends the process. */
   private teardown(code: number): void {
     if (this.ended) return;
     this.ended = true;
+    try {
+      this.release(code);
+    } catch (error) {
+      this.server.log.error({ err: error instanceof Error ? error.stack : String(error), session_id: this.sessionId }, 'ending the session failed');
+      this.session?.close();
+    } finally {
+      this.leaveRegistry();
+    }
+  }
+
+  private release(code: number): void {
     clearTimeout(this.startTimer);
     clearTimeout(this.expiryTimer);
     if (!this.session) this.webrtc?.close();
@@ -212,16 +275,18 @@ export class Connection implements RegisteredSession {
     if (session) {
       // 1000 is a clean end (the client closed, or the call ended): nothing to resume.
       if (code !== 1000) {
-        const snapshot = session.detach();
-        void this.server.stash.put(this.resumeToken, { account: this.account, sessionId: this.sessionId, snapshot }, this.server.config.RESUME_TTL_S * 1000);
+        const entry = { account: this.account, sessionId: this.sessionId };
+        session
+          .detach()
+          .then((snapshot) => this.server.stash.put(this.resumeToken, { ...entry, snapshot }, this.server.config.RESUME_TTL_S * 1000))
+          .catch((error: unknown) => {
+            this.server.log.error({ err: error instanceof Error ? error.stack : String(error), session_id: this.sessionId }, 'stashing the session failed');
+            session.close();
+          });
       } else {
         session.close();
       }
       session.log.info({ close_code: code, stashed: code !== 1000 }, 'session ended');
-    }
-    if (this.registered) {
-      this.registered = false;
-      this.server.sessions.remove(this);
     }
   }
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
@@ -50,5 +50,34 @@ describe('one-shot reports (sendFeedback / sendClientError)', () => {
     convo.send({ type: 'feedback', session_id: 'x', rating: 'down' });
     expect((await convo.waitFor('error')).code).toBe('invalid_frame');
     convo.close();
+  });
+
+  it('a report file is rotated past REPORTS_MAX_BYTES: the disk holds at most two files per kind, the newest report in the current one', async () => {
+    const small = await startTestServer({ REPORTS_MAX_BYTES: '65536' });
+    try {
+      let lastId = '';
+      for (let i = 0; i < 30; i += 1) {
+        const client = await WsTestClient.open(small.wsUrl, { Authorization: `Bearer ${small.key}` });
+        client.send({ type: 'client_error', session_id: sid('rot'), detail: `failure ${i} ${'d'.repeat(3900)}`, context: { note: 'c'.repeat(1000) } });
+        lastId = (await client.waitFor('client_error_ack')).id;
+        await client.waitClose();
+      }
+      const current = statSync(join(small.dataDir, 'client-errors.jsonl')).size;
+      const rotated = statSync(join(small.dataDir, 'client-errors.jsonl.1')).size;
+      expect(current).toBeLessThanOrEqual(65536);
+      expect(rotated).toBeLessThanOrEqual(65536);
+      expect(readdirSync(small.dataDir).filter((f) => f.startsWith('client-errors'))).toHaveLength(2);
+      expect(readFileSync(join(small.dataDir, 'client-errors.jsonl'), 'utf8')).toContain(lastId);
+    } finally {
+      await small.stop();
+    }
+  });
+
+  it('a client_error context over 8192 characters of JSON is refused, nothing stored', async () => {
+    const client = await WsTestClient.open(t.wsUrl, { Authorization: `Bearer ${t.key}` });
+    client.send({ type: 'client_error', session_id: sid('big'), detail: 'huge', context: { blob: 'x'.repeat(9000) } });
+    const error = await client.waitFor('error');
+    expect(error.code).toBe('invalid_start_frame');
+    expect(error.detail).toContain('8192');
   });
 });

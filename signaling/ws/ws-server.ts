@@ -1,11 +1,14 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { HTTP_ERRORS } from '../../session/protocol/errors.ts';
 import type { ServerContext } from '../context.ts';
 import { checkKey } from '../keys/credentials.ts';
 import { bearerToken } from '../http/json-body.ts';
 import type { HandshakeAuth } from './authenticate.ts';
+import { clientAddress } from '../failed-attempts.ts';
 import { Connection } from './connection.ts';
+import { checkUpgrade, type UpgradeRefusal } from './upgrade-check.ts';
 
 interface Liveness {
   alive: boolean;
@@ -30,14 +33,22 @@ export function attachWebSocketServer(http: Server, server: ServerContext): Atta
   const wss = new WebSocketServer({ noServer: true, maxPayload: hardCap, perMessageDeflate: false });
   const liveness = new WeakMap<WebSocket, Liveness>();
 
-  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (path !== '/ws') return refuse(socket, 404, 'not_found', 'the conversation endpoint is /ws');
+  const onUpgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
+    const refused = checkUpgrade(req, server.config.ALLOWED_ORIGINS);
+    if (refused) return refuse(socket, refused);
+    const address = clientAddress(req, server.config.TRUST_PROXY);
+    const waitMs = await server.attempts.refusedFor(address);
+    if (waitMs !== undefined) {
+      return refuse(socket, { status: 429, code: 'too_many_attempts', detail: `too many failed attempts from this address; retry in ${Math.ceil(waitMs / 1000)} s`, retryAfterMs: waitMs });
+    }
     let handshake: HandshakeAuth | undefined;
     const token = bearerToken(req.headers.authorization);
     if (req.headers.authorization !== undefined) {
       const checked = checkKey(token, { store: server.keys, secret: server.secret });
-      if (!checked.ok) return refuse(socket, 401, 'unauthorized', `key not accepted (${checked.reason})`);
+      if (!checked.ok) {
+        await server.attempts.failed(address, 'key', checked.reason, token ?? req.headers.authorization);
+        return refuse(socket, { status: 401, code: 'unauthorized', detail: `key not accepted (${checked.reason})` });
+      }
       handshake = { token: token as string, credential: checked.credential };
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
@@ -46,7 +57,18 @@ export function attachWebSocketServer(http: Server, server: ServerContext): Atta
         const state = liveness.get(ws);
         if (state) state.alive = true;
       });
-      new Connection(ws, socket, server, handshake);
+      new Connection(ws, socket, server, handshake, address);
+    });
+  };
+
+  // Nothing an upgrade request carries may throw out of this handler: an exception here would
+  // end the process and every call in it.
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Node hands over the socket without an error listener: a peer that resets it would crash us.
+    socket.on('error', (err) => server.log.debug({ err: err.message }, 'upgrade socket error'));
+    onUpgrade(req, socket, head).catch((error: unknown) => {
+      server.log.error({ err: error instanceof Error ? error.stack : String(error) }, 'upgrade handling failed');
+      refuse(socket, { status: 400, code: 'invalid_request', detail: 'the upgrade request could not be handled' });
     });
   });
 
@@ -79,10 +101,19 @@ export function attachWebSocketServer(http: Server, server: ServerContext): Atta
   };
 }
 
-function refuse(socket: Duplex, status: number, code: string, detail: string): void {
-  const body = JSON.stringify({ code, detail, retryable: false });
-  const reason = status === 401 ? 'Unauthorized' : 'Not Found';
+const REASONS = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests' } as const;
+
+type Refusal =
+  | UpgradeRefusal
+  | { status: 401; code: 'unauthorized'; detail: string }
+  | { status: 429; code: 'too_many_attempts'; detail: string; retryAfterMs: number };
+
+function refuse(socket: Duplex, refusal: Refusal): void {
+  if (socket.destroyed) return;
+  const retry = 'retryAfterMs' in refusal;
+  const body = JSON.stringify({ code: refusal.code, detail: refusal.detail, retryable: HTTP_ERRORS[refusal.code].retryable, ...(retry ? { retry_after_ms: refusal.retryAfterMs } : {}) });
+  const retryAfter = retry ? `Retry-After: ${Math.ceil(refusal.retryAfterMs / 1000)}\r\n` : '';
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${refusal.status} ${REASONS[refusal.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retryAfter}Connection: close\r\n\r\n${body}`,
   );
 }

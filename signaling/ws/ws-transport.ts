@@ -15,6 +15,7 @@ export class WebSocketTransport implements Transport {
   private behindSince: number | undefined;
   private corked = false;
   private reported = false;
+  private recheck: NodeJS.Timeout | undefined;
 
   /**
    * `socket` is the one the HTTP server handed to the upgrade, which ws.handleUpgrade writes
@@ -65,14 +66,27 @@ export class WebSocketTransport implements Transport {
     if (this.ws.readyState === this.ws.CONNECTING || this.open) this.ws.close(code, reason);
   }
 
-  private checkBacklog(): void {
+  /**
+   * Called on every send and every received frame, and again SLOW_CONSUMER_MS after the client
+   * fell behind: a client that floods, stops reading and goes quiet is found by this timer, not
+   * left to the heartbeat.
+   */
+  checkBacklog(): void {
     if (this.ws.bufferedAmount <= this.limits.SEND_BACKLOG_LIMIT_BYTES) {
       this.behindSince = undefined;
       return;
     }
     const now = Date.now();
     this.behindSince ??= now;
-    if (!this.reported && now - this.behindSince >= this.limits.SLOW_CONSUMER_MS) {
+    const behindFor = now - this.behindSince;
+    if (!this.reported && behindFor < this.limits.SLOW_CONSUMER_MS && !this.recheck) {
+      this.recheck = setTimeout(() => {
+        this.recheck = undefined;
+        this.checkBacklog();
+      }, this.limits.SLOW_CONSUMER_MS - behindFor + 1);
+      this.recheck.unref();
+    }
+    if (!this.reported && behindFor >= this.limits.SLOW_CONSUMER_MS) {
       this.reported = true;
       const detail = `the client fell ${this.ws.bufferedAmount} bytes behind for over ${this.limits.SLOW_CONSUMER_MS} ms`;
       // Never from inside a send: the session may be in the middle of emitting a turn.

@@ -5,7 +5,8 @@ import { sid } from '../../../signaling/testing/conversation.ts';
 
 let t: TestServer;
 beforeAll(async () => {
-  t = await startTestServer({ AUDIO_BACKLOG_BYTES: '20000', SEND_BACKLOG_LIMIT_BYTES: '200000', SLOW_CONSUMER_MS: '500' });
+  // The heartbeat is far off: only the backlog check can find the clients below.
+  t = await startTestServer({ AUDIO_BACKLOG_BYTES: '20000', SEND_BACKLOG_LIMIT_BYTES: '200000', SLOW_CONSUMER_MS: '500', HEARTBEAT_INTERVAL_MS: '120000' });
 });
 afterAll(async () => {
   await t.stop();
@@ -51,5 +52,34 @@ describe('a client that stops reading', () => {
     const again = await startSession(t.wsUrl, { session_id: sessionId, api_key: t.key, resume_token: ready.resume_token, mode: { kind: 'service', modality: 'text' } });
     expect(again.ready.modality).toBe('text');
     again.client.close();
+  });
+});
+
+describe('a client that floods, stops reading and goes quiet', () => {
+  let quiet: TestServer;
+  beforeAll(async () => {
+    // The heartbeat is far off, and the flood takes well under SLOW_CONSUMER_MS: only a check
+    // made while nothing is sent can find this client.
+    quiet = await startTestServer({ SEND_BACKLOG_LIMIT_BYTES: '100000', SLOW_CONSUMER_MS: '3000', HEARTBEAT_INTERVAL_MS: '120000' });
+  });
+  afterAll(async () => {
+    await quiet.stop();
+  });
+
+  it('is closed as a slow consumer once SLOW_CONSUMER_MS has passed, not left to the heartbeat', { timeout: 60000 }, async () => {
+    const { client } = await startSession(quiet.wsUrl, { session_id: sid('quiet'), api_key: quiet.key, mode: { kind: 'service', modality: 'text', greeting: false } });
+    const socket = (client.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    socket.pause();
+    // Each refusal echoes the 200-character id and handle: about 7 MB of answers, past the
+    // kernel's buffers and then the server's limit.
+    const id = 'i'.repeat(200);
+    const handle = 'h'.repeat(200);
+    for (let n = 0; n < 16000; n += 1) client.send({ type: 'tool_deferred', id, handle });
+    // Then nothing more is sent by either side.
+    await new Promise((r) => setTimeout(r, 5000));
+    socket.resume();
+    const closed = await client.waitClose(10000);
+    expect(closed.code).toBe(4429);
+    expect(client.all('error').at(-1)).toMatchObject({ code: 'slow_consumer', retryable: true });
   });
 });

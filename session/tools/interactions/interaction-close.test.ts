@@ -213,7 +213,7 @@ describe('what a close does', () => {
     const rig = await start();
     const first = await open(rig, { tools: [book] });
     await voicedAsk(rig, first, 'ask-before');
-    const client = await resume(rig, first.drop());
+    const client = await resume(rig, await first.drop());
     await client.waitFor('tool_deferred_resume', (f) => f.id === 'call_job', WAIT_MS);
     expect(await update(client, 'call_job', 'ask-before', 'resolved')).toEqual({
       type: 'tool_interaction_update_ack', id: 'call_job', interaction_id: 'ask-before', state: 'resolved', applied: false, reason: 'unknown_interaction',

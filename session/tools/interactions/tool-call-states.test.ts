@@ -96,7 +96,7 @@ describe('Tool call table, for a call that raised an interaction', () => {
     const jobId = await deferredJob(rig, first.client);
     raise(first.client, 'call_job', { id: 'tc-dd', prompt: 'Question?' });
     await narration(first.client, 'started', 'tc-dd');
-    const again = { client: await resume(rig, first.client.drop()) };
+    const again = { client: await resume(rig, await first.client.drop()) };
     const resumed = await again.client.waitFor('tool_deferred_resume', () => true, WAIT_MS);
     expect(resumed).toMatchObject({ id: 'call_job', handle: 'h-call_job', job_id: jobId });
     expect(await update(again.client, 'h-call_job', 'tc-dd', 'cancelled')).toMatchObject({ id: 'call_job', applied: false, reason: 'unknown_interaction' });

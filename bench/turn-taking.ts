@@ -1,0 +1,215 @@
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { createFvadFactory } from '../media/fvad-vad.ts';
+import { createSileroFactory } from '../media/silero-vad.ts';
+import { VAD_FRAME_SAMPLES, type VadFactory } from '../media/vad.ts';
+import { PocketsphinxSpeechToText } from '../session/providers/pocketsphinx-asr.ts';
+import { ChildServer } from './lib/child-server.ts';
+import { percentile, progress, round } from './lib/stats.ts';
+import { buildCorpus, PAUSE_MS, SNRS, type Corpus, type OverlapClip, type OverlapKind } from './turn-corpus/corpus.ts';
+import { curveSvg, type CurveSeries } from './turn-taking/curve-svg.ts';
+import { ProbeRecogniser, runEndOfTurn, type EotResult, type EotSystem } from './turn-taking/end-of-turn.ts';
+import { runOverlaps, type OverlapOutcome } from './turn-taking/overlaps.ts';
+import type { Row } from './types.ts';
+import { fixedLoad } from './voice.ts';
+
+/**
+ * `npm run bench -- turn-taking`: the labelled corpus (bench/turn-corpus/, built afresh and
+ * fingerprinted) through the current path (fvad, fixed silence, barge-in on 100 ms of speech)
+ * and the new one (Silero, lexical cue, false-interruption recovery), side by side in one run.
+ */
+export const name = 'turn-taking';
+const B = 'turn-taking';
+const THRESHOLDS = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5];
+const DEFAULT_THRESHOLD = 0.45;
+const SVG = fileURLToPath(new URL('./results-turn-taking.svg', import.meta.url));
+const pct = (n: number, of: number): number => (of === 0 ? 0 : round((100 * n) / of, 1));
+/** TURN_BENCH_PARTS=cpu,eot,overlaps,capacity (default all) runs some of it. */
+const PARTS = new Set((process.env.TURN_BENCH_PARTS ?? 'cpu,eot,overlaps,capacity').split(','));
+
+export async function run(): Promise<Row[]> {
+  const t0 = performance.now();
+  const corpus = buildCorpus(Number(process.env.TURN_CORPUS_SCALE ?? 1));
+  const corpusNote = `corpus ${corpus.fingerprint}: ${corpus.turns.length} utterances, ${corpus.overlaps.length} sounds during replies (built in ${Math.round((performance.now() - t0) / 1000)} s)`;
+  progress(corpusNote);
+  const rows: Row[] = [];
+  const [fvad, silero] = [await createFvadFactory(3), await createSileroFactory()];
+  // A part that cannot run (a loaded machine) is a FAILED row; the others still report.
+  const part = async (key: string, body: () => Promise<Row[]>): Promise<void> => {
+    if (!PARTS.has(key)) return;
+    try {
+      rows.push(...(await body()));
+    } catch (error) {
+      rows.push({ benchmark: B, metric: `${key}: FAILED`, value: '-', unit: '', note: error instanceof Error ? error.message.slice(0, 200) : String(error) });
+    }
+  };
+  await part('cpu', () => vadCpu(fvad, silero));
+  await part('eot', () => endOfTurnRows(corpus, fvad, silero, corpusNote));
+  await part('overlaps', () => overlapTrials(corpus.overlaps));
+  await part('capacity', () => capacity());
+  return rows;
+}
+
+async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactory, corpusNote: string): Promise<Row[]> {
+  const rows: Row[] = [];
+  const stt = new PocketsphinxSpeechToText(2);
+  await stt.whenReady();
+  const probes = new ProbeRecogniser(stt);
+  const systems: EotSystem[] = [
+    { name: 'fvad, fixed silence (current)', vad: fvad, lexical: false },
+    { name: 'silero, fixed silence', vad: silero, lexical: false },
+    { name: 'silero + lexical cue (new default)', vad: silero, lexical: true },
+  ];
+  const curves: CurveSeries[] = [];
+  for (const [i, system] of systems.entries()) {
+    progress(`end of turn: ${system.name}`);
+    const results = await runEndOfTurn(system, corpus.turns, THRESHOLDS, probes);
+    rows.push(...eotRows(system.name, results, corpusNote));
+    curves.push({ name: system.name, colour: ['#c0392b', '#2980b9', '#27ae60'][i]!, points: results.map((r) => ({ threshold: r.threshold, falseCutPct: cutRate(r, 800), p50Ms: Math.round(percentile(r.delays, 50)) })) });
+  }
+  await stt.close();
+  writeFileSync(SVG, curveSvg(curves, 'End-of-turn delay vs false cut-offs across turn_end_threshold'));
+  rows.push({
+    benchmark: B,
+    metric: 'probe decode latency p50 (lexical cue)',
+    value: round(percentile(probes.latencies, 50), 0),
+    unit: 'ms',
+    note: `p90 ${round(percentile(probes.latencies, 90), 0)} ms over ${probes.decodes} warm-pocketsphinx partial results (asked once the audio had been handed over for 0.3× its duration); the cue applies that long after the probe; curve: bench/results-turn-taking.svg`,
+  });
+  return rows;
+}
+
+async function overlapTrials(overlaps: OverlapClip[]): Promise<Row[]> {
+  const rows: Row[] = [];
+  const parallel = Number(process.env.TURN_BENCH_PARALLEL ?? 6);
+  for (const [label, env] of [
+    ['fvad, barge-in on 100 ms of speech (current)', { VAD_PROVIDER: 'webrtc', BARGE_IN_CONFIRM: 'immediate' }],
+    ['silero + false-interruption recovery (new default)', {}],
+  ] as const) {
+    progress(`sounds during replies: ${label}`);
+    const server = await ChildServer.start({ env: { ...env, LOCAL_LLM_WORD_DELAY_MS: '10', TTS_WORKERS: String(parallel) }, startTimeoutMs: 90000 });
+    try {
+      const outcomes = await runOverlaps(server, overlaps, parallel, (n) => n % 20 === 0 && progress(`  ${n}/${overlaps.length}`));
+      rows.push(...overlapRows(label, outcomes, parallel, overlaps.length - outcomes.length));
+    } finally {
+      await server.stop();
+    }
+  }
+  return rows;
+}
+
+/** Voice capacity with each detector: 150 sessions of the voice bench's load, one window each. */
+async function capacity(): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const provider of ['webrtc', 'silero']) {
+    progress(`capacity: 150 sessions, VAD_PROVIDER=${provider}`);
+    const step = await fixedLoad({ VAD_PROVIDER: provider }, 150);
+    rows.push({
+      benchmark: B,
+      metric: `150 voice sessions, VAD_PROVIDER=${provider}: downlink jitter p99`,
+      value: round(step.p99, 2),
+      unit: 'ms',
+      note: `target < 20 ms (capacity ≥ 150 sessions per process); server ${round(step.serverCores, 2)} cores = ${round((step.serverCores * 1000) / step.n, 2)} ms CPU per session-second (all threads); event loop ${round(step.mainCores, 2)} cores; other processes ${round(step.foreignCores, 2)} cores; the voice bench's load (fake ASR/TTS, each session talks a 6 s loop), one 8 s window after 3 s`,
+    });
+  }
+  return rows;
+}
+
+function cutRate(r: EotResult, maxPauseMs: number): number {
+  const pauses = r.pauses.filter((p) => p.ms <= maxPauseMs);
+  return pct(pauses.filter((p) => p.cut).length, pauses.length);
+}
+
+function eotRows(system: string, results: EotResult[], corpusNote: string): Row[] {
+  const at = results.find((r) => r.threshold === DEFAULT_THRESHOLD)!;
+  const byLength = PAUSE_MS.map((ms) => {
+    const p = at.pauses.filter((x) => x.ms === ms);
+    return `${ms} ms ${p.filter((x) => x.cut).length}/${p.length}`;
+  }).join(', ');
+  const within = results.filter((r) => cutRate(r, 800) <= 5);
+  const best = within.length > 0 ? within.reduce((a, b) => (percentile(a.delays, 50) <= percentile(b.delays, 50) ? a : b)) : undefined;
+  const m = (metric: string, value: number | string, unit: string, note: string): Row => ({ benchmark: B, metric: `${system}: ${metric}`, value, unit, note });
+  return [
+    m('end of turn p50 at the default threshold', round(percentile(at.delays, 50), 0), 'ms', `target ≤ 300 ms; p90 ${round(percentile(at.delays, 90), 0)} ms; true end of speech (label) → turn_end, frame-exact replay of real VAD decisions; ${at.delays.length} utterances; ${corpusNote}`),
+    m('end of turn p90 at the default threshold', round(percentile(at.delays, 90), 0), 'ms', 'see p50'),
+    m('false cut-offs on pauses ≤ 800 ms at the default threshold', cutRate(at, 800), '%', `target ≤ 5 %; a turn_end inside a labelled thinking pause; by pause length: ${byLength}`),
+    m('false cut-offs on all pauses (200–1,200 ms) at the default threshold', cutRate(at, 1200), '%', byLength),
+    m(
+      'delay at ≤ 5 % false cut-offs (pauses ≤ 800 ms)',
+      best ? round(percentile(best.delays, 50), 0) : 'none',
+      best ? 'ms' : '',
+      `best p50 among thresholds with ≤ 5 %: ${best ? `threshold ${best.threshold} (${cutRate(best, 800)} %)` : 'no threshold reaches 5 %'}; curve: ${results.map((r) => `${r.threshold}→${Math.round(percentile(r.delays, 50))} ms/${cutRate(r, 800)} %`).join(', ')}`,
+    ),
+  ];
+}
+
+function overlapRows(label: string, outcomes: OverlapOutcome[], parallel: number, failed: number): Row[] {
+  const rows: Row[] = [];
+  const m = (metric: string, value: number | string, unit: string, note: string): void => void rows.push({ benchmark: B, metric: `${label}: ${metric}`, value, unit, note });
+  const of = (kinds: OverlapKind[], snr?: number) => outcomes.filter((o) => kinds.includes(o.clip.kind) && (snr === undefined || o.clip.snrDb === snr));
+  const method = `real server over WebSocket (warm pocketsphinx, flite, local model), ${parallel} sessions at a time; each sound streamed in real time 1.2 s into a ~6 s reply${failed > 0 ? `; ${failed} trials failed to run and are left out` : ''}`;
+  const noise: OverlapKind[] = ['white', 'pink', 'brown', 'babble'];
+  for (const snr of SNRS) {
+    const set = of(noise, snr);
+    const detail = noise.map((k) => `${k} ${of([k], snr).filter((o) => o.interrupted).length}/${of([k], snr).length}`).join(', ');
+    m(`false interruptions, noise at ${snr} dB SNR`, pct(set.filter((o) => o.interrupted).length, set.length), '%', `${snr === 10 ? 'target ≤ 5 %; ' : ''}${detail}; ${method}`);
+  }
+  for (const kind of ['cough', 'door', 'click', 'tone'] as OverlapKind[]) {
+    const set = of([kind]);
+    m(`false interruptions, ${kind}s`, pct(set.filter((o) => o.interrupted).length, set.length), '%', `${set.filter((o) => o.interrupted).length}/${set.length}; paused ${set.filter((o) => o.paused).length}; reply intact ${set.filter((o) => o.intact).length}`);
+  }
+  const bc = of(['backchannel']);
+  const resumed = bc.filter((o) => o.intact);
+  const pauses = bc.filter((o) => o.intact && o.resumeMs !== undefined).map((o) => o.resumeMs!);
+  m('backchannels: reply went on whole', pct(resumed.length, bc.length), '%', `target ≥ 90 %; ${resumed.length}/${bc.length} (TTS words by 8 voices and synthetic hums); paused then resumed ${pauses.length}, never paused ${resumed.length - pauses.length}; "whole" = not interrupted and the downlink byte-identical to a run without the sound (no lost or repeated words)`);
+  m('backchannels: pause → resume p50', pauses.length ? round(percentile(pauses, 50), 0) : '-', 'ms', `target ≤ 1,500 ms; p95 ${pauses.length ? round(percentile(pauses, 95), 0) : '-'} ms, max ${pauses.length ? round(Math.max(...pauses), 0) : '-'} ms (downlink gap at the client)`);
+  const real = of(['interruption']);
+  const stops = real.filter((o) => o.stopMs !== undefined).map((o) => o.stopMs!);
+  m('real interruptions: reply interrupted', pct(real.filter((o) => o.interrupted).length, real.length), '%', `${real.filter((o) => o.interrupted).length}/${real.length}`);
+  m('barge-in → downlink stopped p50', stops.length ? round(percentile(stops, 50), 0) : '-', 'ms', `target p95 ≤ 150 ms; p95 ${stops.length ? round(percentile(stops, 95), 0) : '-'} ms over ${stops.length} real interruptions; speech onset (send time of the clip's first frame + 20 ms) → arrival of the last downlink frame before the downlink stopped; the client still holds the pacer's 60 ms lead`);
+  m('barge-in → downlink stopped p95', stops.length ? round(percentile(stops, 95), 0) : '-', 'ms', 'see p50');
+  const kept = outcomes.filter((o) => !o.clip.interruption && !o.interrupted);
+  m('replies not interrupted that arrived whole', pct(kept.filter((o) => o.intact).length, kept.length), '%', `${kept.filter((o) => o.intact).length}/${kept.length}: byte-identical downlink`);
+  return rows;
+}
+
+/** CPU per session-second of each detector: 150 sessions' frames in real time for 4 s, arrivals spread over each 20 ms. */
+async function vadCpu(fvad: VadFactory, silero: VadFactory): Promise<Row[]> {
+  const sessions = 150;
+  const seconds = 4;
+  const frame = new Int16Array(VAD_FRAME_SAMPLES).map((_, i) => Math.round(3000 * Math.sin(i / 3)));
+  const measure = async (factory: VadFactory | undefined): Promise<number> => {
+    const detectors = Array.from({ length: sessions }, () => factory?.create(() => undefined));
+    const before = process.cpuUsage();
+    const start = performance.now();
+    let tick = 0;
+    while (performance.now() - start < seconds * 1000) {
+      const group = tick % 4;
+      for (let s = group; s < sessions; s += 4) detectors[s]?.push(frame.slice());
+      tick += 1;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    const used = process.cpuUsage(before);
+    for (const d of detectors) d?.free();
+    return (used.user + used.system) / 1000;
+  };
+  const base = await measure(undefined);
+  const results: Row[] = [];
+  for (const factory of [fvad, silero]) {
+    const ms = (await measure(factory)) - base;
+    results.push({
+      benchmark: B,
+      metric: `VAD CPU per session-second, ${factory.provider}`,
+      value: round(ms / (sessions * seconds), 2),
+      unit: 'ms CPU/s',
+      note: `${sessions} sessions' 20 ms frames fed in real time for ${seconds} s (a quarter of them every 5 ms), process CPU (all threads, onnxruntime's included) minus the same loop with no detector${factory.provider === 'silero' ? `; Silero batched across sessions: mean batch ${round(sileroBatch(factory), 1)} windows` : ''}`,
+    });
+  }
+  return results;
+}
+
+function sileroBatch(factory: VadFactory): number {
+  const model = (factory as VadFactory & { model?: { windows: number; batches: number } }).model;
+  return model && model.batches > 0 ? model.windows / model.batches : 0;
+}

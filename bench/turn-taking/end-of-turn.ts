@@ -1,0 +1,116 @@
+import { Endpointer, endpointerOptions } from '../../media/endpointer.ts';
+import { rmsDbfs } from '../../media/pcm.ts';
+import { VAD_FRAME_MS, VAD_FRAME_SAMPLES, type VadFactory } from '../../media/vad.ts';
+import { vadFrames } from '../../media/testing/vad-frames.ts';
+import { concat, roomTone } from '../../media/testing/audio-stream.ts';
+import type { SpeechToText } from '../../session/providers/asr.ts';
+import { lexicalCue } from '../../session/voice/lexical-cue.ts';
+import type { TurnClip } from '../turn-corpus/corpus.ts';
+
+/**
+ * End of turn over the labelled utterances, replayed frame by frame through the real detector
+ * and the real endpointer: VAD decisions are computed once per clip and detector, then every
+ * turn_end_threshold is replayed on them. With the lexical cue, each probe's speech is really
+ * recognised (warm pocketsphinx, its partial result) and the cue takes effect ceil(latency /
+ * 20 ms) frames after the probe, latency being that request's measured wall time once the audio
+ * had been handed over at streaming pace; probes are cached by (clip, detector, segment audio).
+ */
+
+const LEAD_MS = 300;
+const TAIL_MS = 3000;
+
+export interface EotSystem {
+  name: string;
+  vad: VadFactory;
+  lexical: boolean;
+}
+
+export interface EotResult {
+  threshold: number;
+  /** End-of-turn delay after the true end, one per clip whose turn ended after its end. */
+  delays: number[];
+  /** Per pause: its length and whether a turn ended inside it. */
+  pauses: Array<{ ms: number; cut: boolean }>;
+}
+
+interface Decoded {
+  text: string;
+  latencyMs: number;
+}
+
+export class ProbeRecogniser {
+  private readonly cache = new Map<string, Decoded>();
+  decodes = 0;
+  latencies: number[] = [];
+
+  constructor(private readonly stt: SpeechToText) {}
+
+  async decode(key: string, frames: Int16Array[]): Promise<Decoded> {
+    const hit = this.cache.get(key);
+    if (hit) return hit;
+    const stream = this.stt.open();
+    for (const f of frames) stream.write(f);
+    // Live, the recogniser decodes while the user talks; give it that time before it must answer.
+    await new Promise((r) => setTimeout(r, frames.length * VAD_FRAME_MS * 0.3));
+    const t0 = performance.now();
+    // As VoiceInput does: a partial result when the recogniser has them, else it is closed.
+    const text = stream.partial ? await stream.partial() : await stream.finish();
+    const result = { text, latencyMs: performance.now() - t0 };
+    if (stream.partial) stream.abort();
+    this.decodes += 1;
+    this.latencies.push(result.latencyMs);
+    this.cache.set(key, result);
+    return result;
+  }
+}
+
+export async function runEndOfTurn(system: EotSystem, clips: TurnClip[], thresholds: number[], probes: ProbeRecogniser): Promise<EotResult[]> {
+  const decided = [];
+  for (const clip of clips) decided.push(await vadFrames(system.vad, concat(roomTone(LEAD_MS), clip.audio, roomTone(TAIL_MS))));
+  const results: EotResult[] = [];
+  for (const threshold of thresholds) {
+    const result: EotResult = { threshold, delays: [], pauses: [] };
+    for (const [c, clip] of clips.entries()) {
+      const ends = await replay(system, clip, decided[c]!, threshold, probes);
+      const endMs = LEAD_MS + (clip.endSample * 1000) / 16000;
+      const after = ends.find((e) => e >= endMs);
+      if (after !== undefined) result.delays.push(after - endMs);
+      for (const pause of clip.pauses) {
+        const from = LEAD_MS + (pause.atSample * 1000) / 16000;
+        result.pauses.push({ ms: pause.ms, cut: ends.some((e) => e >= from && e < from + pause.ms + 100) });
+      }
+    }
+    results.push(result);
+  }
+  return results;
+}
+
+/** Turn ends (ms from the clip's start) for one clip at one threshold. */
+async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: Int16Array; speech: boolean }>, threshold: number, probes: ProbeRecogniser): Promise<number[]> {
+  const endpointer = new Endpointer(endpointerOptions(threshold, false, system.lexical));
+  const ends: number[] = [];
+  let segment: Int16Array[] = [];
+  let segmentStart = 0;
+  let cue: { atFrame: number; text: string } | undefined;
+  for (const [i, { frame, speech }] of frames.entries()) {
+    if (cue && i >= cue.atFrame) {
+      endpointer.setCue(lexicalCue(cue.text));
+      cue = undefined;
+    }
+    if (endpointer.active) segment.push(frame);
+    for (const event of endpointer.push(frame, speech, rmsDbfs(frame))) {
+      if (event.type === 'speech_start') {
+        segment = [...event.preroll];
+        segmentStart = i;
+      } else if (event.type === 'pause_probe') {
+        const decoded = await probes.decode(`${system.vad.provider}|${clip.id}|${segmentStart}|${i}`, segment);
+        cue = { atFrame: i + Math.ceil(decoded.latencyMs / VAD_FRAME_MS), text: decoded.text };
+      } else if (event.type === 'speech_resumed') {
+        cue = undefined;
+      } else if (event.type === 'turn_end') {
+        ends.push(((i + 1) * VAD_FRAME_SAMPLES * 1000) / 16000);
+      }
+    }
+  }
+  return ends;
+}

@@ -1,0 +1,106 @@
+import { concat, roomTone, streamRealtime } from '../../media/testing/audio-stream.ts';
+import { WsTestClient } from '../../signaling/testing/ws-test-client.ts';
+import type { ChildServer } from '../lib/child-server.ts';
+import { progress } from '../lib/stats.ts';
+import type { OverlapClip } from '../turn-corpus/corpus.ts';
+
+/**
+ * Sounds during the assistant's speech, over the real WebSocket path of a real server (local
+ * pocketsphinx, flite, the local model): a reply of ~6 s starts, 1.2 s into its audio the clip
+ * is streamed in real time (then room tone), and the client watches the downlink.
+ */
+const REPLY = 'One two three four five six seven eight nine ten. Eleven twelve thirteen fourteen fifteen sixteen seventeen.';
+const SOUND_AFTER_MS = 1200;
+/**
+ * A silence in the downlink this long, from a frame sent after the sound began, is a pause (a
+ * pause lasts at least the sound plus its end of turn); shorter ones are event-loop stalls of a
+ * loaded machine.
+ */
+const GAP_MS = 250;
+
+export interface OverlapOutcome {
+  clip: OverlapClip;
+  interrupted: boolean;
+  /** The downlink stopped for more than GAP_MS after the sound began. */
+  paused: boolean;
+  /** Not interrupted and every byte of the reply arrived once, in order (compared with a quiet run). */
+  intact: boolean;
+  /** Length of the pause when the reply went on after it. */
+  resumeMs: number | undefined;
+  /** Sound onset → last downlink frame before the downlink stopped (pause or interruption). */
+  stopMs: number | undefined;
+}
+
+interface Trial {
+  interrupted: boolean;
+  audio: Buffer;
+  gap: { lastBefore: number; ms: number } | undefined;
+  soundAt: number;
+}
+
+async function trial(server: ChildServer, sound: Int16Array | undefined, n: number): Promise<Trial> {
+  const client = await WsTestClient.open(server.wsUrl);
+  client.send({ type: 'start', session_id: `tt-${n}-${Date.now()}`, api_key: server.apiKey, mode: { kind: 'service', greeting: false }, audio: { sr: 16000 } });
+  await client.waitFor('ready', () => true, 10000);
+  const arrivals: number[] = [];
+  client.ws.on('message', (_d, binary) => binary && arrivals.push(performance.now()));
+  client.send({ type: 'inject_context', message_id: 'm1', role: 'user', text: `say ${REPLY}` });
+  const turnId = (await client.waitFor('inject_context_ack', () => true, 10000)).turn_id!;
+  const deadline = performance.now() + 20000;
+  while (arrivals.length === 0) {
+    if (performance.now() > deadline || client.closed) throw new Error('no reply audio within 20 s');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await new Promise((r) => setTimeout(r, SOUND_AFTER_MS - (performance.now() - arrivals[0]!)));
+  // The first frame of the clip is its onset; a frame leaves once its 20 ms are captured.
+  const soundAt = performance.now() + 20;
+  const streaming = sound ? streamRealtime(client, concat(sound, roomTone(2500))) : Promise.resolve();
+  const done = await client.waitFor('done', (f) => f.turn_id === turnId, 60000);
+  await streaming;
+  const after = arrivals.findIndex((a) => a >= soundAt);
+  let gap: Trial['gap'];
+  for (let i = after < 0 ? arrivals.length : Math.max(1, after + 1); i < arrivals.length; i += 1) {
+    if (arrivals[i]! - arrivals[i - 1]! > GAP_MS) {
+      gap = { lastBefore: arrivals[i - 1]!, ms: arrivals[i]! - arrivals[i - 1]! };
+      break;
+    }
+  }
+  // Interrupted: the audio simply ends; the "gap" runs to the end of the trial.
+  if (!gap && done.status === 'interrupted' && arrivals.length > 0) gap = { lastBefore: arrivals[arrivals.length - 1]!, ms: Number.POSITIVE_INFINITY };
+  const result = { interrupted: done.status === 'interrupted', audio: Buffer.concat(client.audio), gap, soundAt };
+  client.close();
+  return result;
+}
+
+/** Outcomes of the trials that ran (a trial that failed, e.g. timed out, is reported in progress and left out). */
+export async function runOverlaps(server: ChildServer, clips: OverlapClip[], parallel: number, onProgress: (done: number) => void): Promise<OverlapOutcome[]> {
+  const reference = (await trial(server, undefined, 0)).audio;
+  const outcomes: OverlapOutcome[] = [];
+  let next = 0;
+  let finished = 0;
+  const worker = async (): Promise<void> => {
+    while (next < clips.length) {
+      const index = next;
+      next += 1;
+      const clip = clips[index]!;
+      const t = await trial(server, clip.audio, index + 1).catch((error: unknown) => {
+        progress(`  ${clip.id}: trial failed (${error instanceof Error ? error.message.slice(0, 120) : String(error)})`);
+        return undefined;
+      });
+      finished += 1;
+      onProgress(finished);
+      if (!t) continue;
+      const interruptedOrPaused = t.gap !== undefined;
+      outcomes.push({
+        clip,
+        interrupted: t.interrupted,
+        paused: interruptedOrPaused,
+        intact: !t.interrupted && t.audio.equals(reference),
+        resumeMs: t.gap && Number.isFinite(t.gap.ms) ? t.gap.ms : undefined,
+        stopMs: t.gap ? t.gap.lastBefore - t.soundAt : undefined,
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: parallel }, worker));
+  return outcomes;
+}

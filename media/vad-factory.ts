@@ -1,0 +1,16 @@
+import { createFvadFactory } from './fvad-vad.ts';
+import { createSileroFactory } from './silero-vad.ts';
+import type { VadFactory, VadProvider } from './vad.ts';
+
+export interface VadFactoryOptions {
+  /** fvad only: 0 (most sensitive) to 3. */
+  aggressiveness?: number;
+  /** Silero only: inference failed (never expected). */
+  onError?(error: Error): void;
+}
+
+/** Loads the chosen detector once per process (the WASM module or the ONNX session). */
+export function loadVadFactory(provider: VadProvider, options: VadFactoryOptions = {}): Promise<VadFactory> {
+  if (provider === 'webrtc') return createFvadFactory(options.aggressiveness ?? 3);
+  return createSileroFactory(options.onError ? { onError: options.onError } : {});
+}

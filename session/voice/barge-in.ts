@@ -1,0 +1,130 @@
+import { nonBackchannelWords, wordsInterrupt } from './lexical-cue.ts';
+
+/** How sound during the assistant's speech is told apart from a real interruption. */
+export interface BargeInPolicy {
+  /**
+   * `speech`: voiced speech of sustainedSpeechMs confirms; `words`: recognised words that are
+   * not all backchannels confirm; `speech_or_words`: either; `immediate`: 100 ms of speech stops
+   * the reply at once (no pause, no resume).
+   */
+  confirm: 'speech' | 'words' | 'speech_or_words' | 'immediate';
+  sustainedSpeechMs: number;
+  /** A pause nothing confirmed within this time resumes the reply. */
+  maxPauseMs: number;
+  backchannels: readonly string[];
+  /** Single words that take the floor on their own ("stop"); other lone words need company. */
+  interruptionWords: readonly string[];
+}
+
+export const DEFAULT_BARGE_IN: BargeInPolicy = {
+  confirm: 'speech_or_words',
+  sustainedSpeechMs: 700,
+  maxPauseMs: 1500,
+  backchannels: ['mm-hm', 'mhm', 'mm', 'hm', 'hmm', 'uh-huh', 'um-hum', 'uh', 'um', 'yeah', 'yes', 'yep', 'right', 'okay', 'ok', 'sure', 'i see', 'got it', 'alright', 'all right'],
+  interruptionWords: ['stop', 'wait', 'hold', 'pause', 'hang', 'sorry', 'excuse', 'actually'],
+};
+
+export interface BargeInHost {
+  /** Pauses the reply's audio if one is playing; false when there is nothing to pause. */
+  pauseReply(): boolean;
+  /** Sends the paused reply on from where it stopped. */
+  resumeReply(): void;
+  /** A real interruption: interrupted, truncation, the reply ends. */
+  interruptReply(): void;
+  readonly replying: boolean;
+  log: { info(obj: object, msg: string): void };
+}
+
+export type BargeOutcome = 'interrupted' | 'resumed' | 'none';
+
+/**
+ * The false-interruption recovery state machine. Sound that opens a speech segment during the
+ * reply pauses the downlink at once (the client's buffer drains; nothing is cleared). The pause
+ * ends one of two ways: confirmed (sustained speech, or words that are not backchannels) → the
+ * reply is interrupted exactly as a barge-in always was; or not (a cough, a click, "mm-hm", a
+ * pause nobody confirmed within maxPauseMs) → the reply resumes from the paused point.
+ */
+export class BargeIn {
+  private paused: { at: number; timer: NodeJS.Timeout } | undefined;
+  /** How the last segment that began during a reply was settled (the controller reads it at turn end). */
+  private segment: BargeOutcome = 'none';
+
+  constructor(
+    private readonly host: BargeInHost,
+    private readonly policy: BargeInPolicy,
+  ) {}
+
+  get pending(): boolean {
+    return this.paused !== undefined;
+  }
+
+  /** A speech segment opened. */
+  onSpeechStart(): void {
+    this.segment = 'none';
+    if (this.policy.confirm === 'immediate' || !this.host.replying) return;
+    if (!this.host.pauseReply()) return;
+    // Words that come after the resume still take the floor (onWords): the reply is then cut at
+    // what was sent by that time, so the heard text stays exact.
+    this.paused = { at: performance.now(), timer: setTimeout(() => this.resume('no confirmation in time'), this.policy.maxPauseMs) };
+  }
+
+  /** 100 ms of voiced speech: the old barge-in point, still used in `immediate` mode. */
+  onSpeechConfirmed(): void {
+    if (this.policy.confirm === 'immediate' && this.host.replying) {
+      this.segment = 'interrupted';
+      this.host.interruptReply();
+    }
+  }
+
+  onSpeechSustained(): void {
+    if (this.paused && this.policy.confirm !== 'words') this.confirm('sustained speech');
+  }
+
+  /**
+   * Words recognised for the open segment (a mid-segment probe or the final transcript). Returns
+   * whether they may become a user turn: not when the segment was settled as a false interruption.
+   */
+  onWords(text: string, final: boolean): boolean {
+    const interrupting = this.policy.confirm !== 'speech' && wordsInterrupt(text, this.policy.backchannels, this.policy.interruptionWords);
+    if (this.paused) {
+      if (interrupting) {
+        this.confirm('words');
+        return true;
+      }
+      if (!final) return true;
+      this.resume(nonBackchannelWords(text, this.policy.backchannels).length === 0 ? 'backchannel or no words' : 'too few words');
+      return false;
+    }
+    // Resumed earlier (noise so far, or the pause timed out): real words still take the floor.
+    if (this.segment === 'resumed') return interrupting;
+    return true;
+  }
+
+  /** The segment was noise (too little voiced time). */
+  onNoise(): void {
+    if (this.paused) this.resume('noise');
+  }
+
+  /** The reply ended or was replaced while paused: nothing left to resume. */
+  forget(): void {
+    if (!this.paused) return;
+    clearTimeout(this.paused.timer);
+    this.paused = undefined;
+  }
+
+  private confirm(reason: string): void {
+    this.forget();
+    this.segment = 'interrupted';
+    this.host.log.info({ reason }, 'barge-in confirmed');
+    this.host.interruptReply();
+  }
+
+  private resume(reason: string): void {
+    const paused = this.paused;
+    if (!paused) return;
+    this.forget();
+    this.segment = 'resumed';
+    this.host.log.info({ reason, paused_ms: Math.round(performance.now() - paused.at) }, 'false interruption: reply resumed');
+    this.host.resumeReply();
+  }
+}

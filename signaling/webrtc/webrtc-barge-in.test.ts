@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { WsTestClient } from '../testing/ws-test-client.ts';
+import { WebRtcTestPeer } from '../testing/webrtc-test-peer.ts';
+import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
+import { sid } from '../testing/conversation.ts';
+
+/**
+ * False-interruption recovery on a WebRTC call: the media worker holds packets ahead of their
+ * slot, so a pause must hold them there and a resume must send them on, none lost or repeated.
+ */
+const REPLY = 'One two three four five six seven eight nine ten. Eleven twelve thirteen fourteen fifteen sixteen seventeen.';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer({ LOCAL_LLM_WORD_DELAY_MS: '10', STUN_URLS: '', WEBRTC_LOOPBACK_ONLY: '1' });
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+/** A call that hears REPLY, with `sound` (16 kHz fixture) played into it 1.2 s after its first packet. */
+async function callWith(sound: string | undefined) {
+  const ws = await WsTestClient.open(t.wsUrl);
+  ws.send({ type: 'start', session_id: sid('rtc-bi'), api_key: t.key, mode: { kind: 'service', greeting: false }, audio: { sr: 48000 }, transport: { kind: 'webrtc' } });
+  await ws.waitFor('webrtc_ice');
+  const peer = new WebRtcTestPeer();
+  ws.send({ type: 'webrtc_offer', sdp: await peer.offer() });
+  await peer.accept((await ws.waitFor('webrtc_answer')).sdp);
+  await Promise.race([ws.waitFor('ready', () => true, 8000), peer.waitFor('ready')]);
+  await peer.waitControlOpen();
+  peer.sendControl({ type: 'inject_context', message_id: 'm1', role: 'user', text: `say ${REPLY}` });
+  const turnId = (await peer.waitFor('inject_context_ack')).turn_id!;
+  await peer.waitReceived(1);
+  await new Promise((r) => setTimeout(r, 1200 - (performance.now() - peer.packetArrivals[0]!)));
+  const soundAt = performance.now();
+  if (sound) void peer.stream(concat(loadFixture(sound, 48000), roomTone(2500, 48000)));
+  const done = await peer.waitFor('done', (f) => f.turn_id === turnId, 20000);
+  // The worker sends the last packets up to its 200 ms lead after done: let them land.
+  await new Promise((r) => setTimeout(r, 400));
+  const arrivals = peer.packetArrivals;
+  const gaps = arrivals.slice(1).map((at, i) => at - arrivals[i]!).filter((ms, i) => ms > 300 && arrivals[i]! >= soundAt);
+  return { ws, peer, turnId, done, packets: peer.received.length, gaps };
+}
+
+describe('WebRTC false-interruption recovery', () => {
+  let reference = 0;
+  it('a backchannel pauses the call\'s downlink, then every held packet is sent on: as many packets as without it', async () => {
+    const plain = await callWith(undefined);
+    reference = plain.packets;
+    await plain.peer.close();
+    plain.ws.close();
+
+    const { ws, peer, done, packets, gaps } = await callWith('okay.wav');
+    expect(done.status).toBe('completed');
+    expect(peer.frames.filter((f) => f.type === 'interrupted')).toHaveLength(0);
+    expect(gaps).toHaveLength(1);
+    expect(gaps[0]!).toBeLessThanOrEqual(2000);
+    expect(packets).toBe(reference);
+    await peer.close();
+    ws.close();
+  }, 45000);
+
+  it('a real interruption stops the call\'s downlink and interrupts the reply', async () => {
+    const { ws, peer, turnId, done, packets } = await callWith('name.wav');
+    expect(done.status).toBe('interrupted');
+    expect(await peer.waitFor('interrupted', (f) => f.turn_id === turnId)).toMatchObject({ clear: true });
+    expect(packets).toBeLessThan(reference);
+    expect((await peer.waitFor('asr', (f) => f.turn_id !== turnId, 10000)).text).toBe('my name is robert');
+    await peer.close();
+    ws.close();
+  });
+});

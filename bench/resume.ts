@@ -6,7 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { serialize, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import WebSocket from 'ws';
-import { MemoryResumeStash, type ResumeStash } from '../session/resume/resume-stash.ts';
+import { MemoryResumeStash, type ResumeStash, type StashOwner } from '../session/resume/resume-stash.ts';
+import { createStores } from '../signaling/stores/stores.ts';
 import type { StashEntry } from '../session/resume/snapshot.ts';
 import { loadConfig } from '../signaling/config.ts';
 import { startServer, type RunningServer } from '../signaling/server.ts';
@@ -18,10 +19,10 @@ import type { Row } from './types.ts';
  * Resume (issue 5): what a dropped 50-turn text conversation costs to stash, to keep stashed and
  * to restore. The server runs in this process (signaling/server.ts startServer, local model at
  * 0 ms/word, voice providers off) with a recording wrapper around the default in-memory stash
- * (the `stash` override), so the moment the stash receives a conversation is visible on the
+ * (the stores override), so the moment the stash receives a conversation is visible on the
  * bench's clock and every stashed entry can be sized:
  *
- * - drop → stash put: ws.terminate() here → the server's put() call (loopback close detection,
+ * - drop → stash put: ws.terminate() here → the server's save() call (loopback close detection,
  *   teardown, snapshot);
  * - restore: start frame with resume_token sent → ready received, against a fresh start (no
  *   token) on the same server; the difference is what restoring 50 turns adds;
@@ -41,7 +42,8 @@ const BUILD_PARALLEL = 20;
 const message = (i: number): string => `Turn ${i}: could you remind me what we said about the delivery window and the invoice address?`;
 
 class RecordingStash implements ResumeStash {
-  private readonly inner = new MemoryResumeStash();
+  readonly shared = false;
+  private readonly inner = new MemoryResumeStash(600_000);
   readonly putAt = new Map<string, number>();
   readonly sizes: Array<{ json: number; v8: number; messages: number }> = [];
   measureSizes = false;
@@ -50,20 +52,28 @@ class RecordingStash implements ResumeStash {
     return this.inner.size;
   }
 
-  async put(token: string, entry: StashEntry, ttlMs: number): Promise<void> {
+  async save(token: string, entry: StashEntry): Promise<'saved' | 'taken'> {
     this.putAt.set(token, performance.now());
     if (this.measureSizes) {
       this.sizes.push({ json: Buffer.byteLength(JSON.stringify(entry)), v8: serialize(entry).length, messages: entry.snapshot.history.length });
     }
-    return this.inner.put(token, entry, ttlMs);
+    return this.inner.save(token, entry);
   }
 
-  peek(token: string): ReturnType<ResumeStash['peek']> {
-    return this.inner.peek(token);
+  take(token: string, owner: StashOwner): ReturnType<ResumeStash['take']> {
+    return this.inner.take(token, owner);
   }
 
-  take(token: string): ReturnType<ResumeStash['take']> {
-    return this.inner.take(token);
+  giveBack(token: string, entry: StashEntry): Promise<void> {
+    return this.inner.giveBack(token, entry);
+  }
+
+  discard(token: string): Promise<void> {
+    return this.inner.discard(token);
+  }
+
+  keepAlive(tokens: string[]): Promise<void> {
+    return this.inner.keepAlive(tokens);
   }
 }
 
@@ -185,9 +195,10 @@ export async function run(): Promise<Row[]> {
   let server: RunningServer | undefined;
   try {
     const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', LLM_PROVIDER: 'local', LOCAL_LLM_WORD_DELAY_MS: '0', MAX_SESSIONS: '5000', RESUME_TTL_S: '600' });
-    server = await startServer(config, { stash, voice: { ok: false, reason: 'the resume benchmark is text only' } });
+    const stores = { ...(await createStores(config, { warn: () => undefined, info: () => undefined })), stash };
+    server = await startServer(config, { stores, voice: { ok: false, reason: 'the resume benchmark is text only' } });
     const url = `${server.url.replace(/^http/, 'ws')}/ws`;
-    const apiKey = server.context.keys.create('bench').key;
+    const apiKey = (await server.context.stores.keys.create('bench')).key;
 
     // --- drop → stash, and resume vs fresh start ---------------------------------------------
     progress(`resume: one ${TURNS}-turn conversation, then ${RTT_SAMPLES} drop/resume cycles against fresh starts`);
@@ -256,7 +267,7 @@ export async function run(): Promise<Row[]> {
         value: p(dropToPut, 50),
         unit: 'ms',
         note:
-          `p95 ${p(dropToPut, 95)} ms; ws.terminate() in the client → the server's stash.put() (recording wrapper around MemoryResumeStash, same process and clock): ` +
+          `p95 ${p(dropToPut, 95)} ms; ws.terminate() in the client → the server's stash.save() (recording wrapper around MemoryResumeStash, same process and clock): ` +
           `loopback close detection + teardown + snapshot (history copy, settings structuredClone); ${rttNote}`,
       },
       {
@@ -283,7 +294,7 @@ export async function run(): Promise<Row[]> {
         metric: `stash entry size per ${TURNS}-turn conversation (JSON)`,
         value: round(mean(json) / 1024, 1),
         unit: 'KB',
-        note: `JSON.stringify of the StashEntry the server put (what a shared stash such as Redis would store); v8.serialize ${round(mean(v8) / 1024, 1)} KB; mean over ${json.length} entries; the in-heap figure above includes object overhead and the per-entry TTL timer`,
+        note: `JSON.stringify of the StashEntry the server put (what a shared stash such as Redis would store); v8.serialize ${round(mean(v8) / 1024, 1)} KB; mean over ${json.length} entries; the in-heap figure above includes object overhead`,
       },
     ];
   } finally {

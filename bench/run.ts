@@ -17,12 +17,14 @@ const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./text-latency.ts'),
   () => import('./text-adapter.ts'),
   () => import('./voice.ts'),
+  () => import('./voice-footprint.ts'),
   () => import('./webrtc.ts'),
   () => import('./resume.ts'),
   () => import('./interactions.ts'),
   () => import('./turn-taking.ts'),
   () => import('./voices.ts'),
   () => import('./fuzz.ts'),
+  () => import('./scale.ts'),
 ];
 
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));

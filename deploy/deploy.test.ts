@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { concat, loadFixture, roomTone, streamRealtime } from '../media/testing/audio-stream.ts';
 import { say, sid } from '../signaling/testing/conversation.ts';
 import { nginxAvailable, startNginx, type TestNginx } from '../signaling/testing/nginx-server.ts';
+import { siteForTest } from '../signaling/testing/nginx-site.ts';
 import { freePort, REPO_ROOT as ROOT, spawnServerProcess, type ServerProcess } from '../signaling/testing/server-process.ts';
 import { startSession, type WsTestClient } from '../signaling/testing/ws-test-client.ts';
 
@@ -19,7 +20,6 @@ import { startSession, type WsTestClient } from '../signaling/testing/ws-test-cl
  * the shipped file exactly once, so the files cannot drift from what is tested.
  */
 
-const SITE = readFileSync(join(ROOT, 'deploy/nginx/parley.conf'), 'utf8');
 const UNIT_PATH = join(ROOT, 'deploy/systemd/parley.service');
 const UNIT = readFileSync(UNIT_PATH, 'utf8');
 
@@ -39,25 +39,6 @@ const entry = (key: string): string => {
   expect(found, `${key}= appears once in the unit`).toHaveLength(1);
   return found[0]![1];
 };
-
-function replaceOnce(text: string, from: string, to: string): string {
-  const parts = text.split(from);
-  if (parts.length !== 2) throw new Error(`expected exactly one "${from}" in deploy/nginx/parley.conf, found ${parts.length - 1}`);
-  return parts.join(to);
-}
-
-/** The shipped site with the test's ports and certificate; IPv6 listeners dropped (loopback v4 only). */
-function siteForTest(ports: { http: number; https: number; upstream: number }, certDir: string): string {
-  let site = SITE;
-  site = replaceOnce(site, '    listen 80;\n', `    listen 127.0.0.1:${ports.http};\n`);
-  site = replaceOnce(site, '    listen [::]:80;\n', '');
-  site = replaceOnce(site, '    listen 443 ssl;\n', `    listen 127.0.0.1:${ports.https} ssl;\n`);
-  site = replaceOnce(site, '    listen [::]:443 ssl;\n', '');
-  site = replaceOnce(site, 'server 127.0.0.1:8080;', `server 127.0.0.1:${ports.upstream};`);
-  site = replaceOnce(site, '/etc/letsencrypt/live/parley.example.org/fullchain.pem', join(certDir, 'cert.pem'));
-  site = replaceOnce(site, '/etc/letsencrypt/live/parley.example.org/privkey.pem', join(certDir, 'key.pem'));
-  return site;
-}
 
 /** The unit's environment (Environment= lines, then the EnvironmentFile), as systemd builds it. */
 function unitEnvironment(envFile: string): Record<string, string> {
@@ -124,7 +105,7 @@ describe.skipIf(!nginxAvailable())('deploy/: nginx site and systemd unit', { tim
     nginx = await startNginx((dir) => {
       makeCertificate(dir);
       cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
-      site = siteForTest(ports, dir);
+      site = siteForTest({ http: ports.http, https: ports.https, upstreams: [ports.upstream], certDir: dir });
       return site;
     }, ports.https);
   });

@@ -17,9 +17,17 @@ export interface PacerOptions {
  */
 export class DownlinkPacer implements Ticking, Processor<Int16Array> {
   private readonly frameSamples: number;
-  private readonly queue: Int16Array[] = [];
-  private partial: Int16Array | undefined;
-  private partialFill = 0;
+  /**
+   * Queued audio as it was handed over, not copied: frames leave as views into these chunks (only
+   * a frame that straddles two chunks is copied). A frame per allocation made a 20 ms array and
+   * its backing store per frame per session; at a few hundred sessions that churn drove garbage
+   * collection and grew the malloc heap by ~0.5 MB per session.
+   */
+  private readonly chunks: Int16Array[] = [];
+  /** Read position in chunks[0]. */
+  private head = 0;
+  /** Samples queued and not yet sent (the silence that pads a flushed stream included). */
+  private queued = 0;
   /** Ideal play time of the next frame; undefined while idle. */
   private nextAt: number | undefined;
   private readonly leadMs: number;
@@ -37,7 +45,7 @@ export class DownlinkPacer implements Ticking, Processor<Int16Array> {
   }
 
   get queuedMs(): number {
-    return (this.queue.length * DOWNLINK_FRAME_MS) + (this.partialFill * 1000) / this.options.sampleRate;
+    return (this.queued * 1000) / this.options.sampleRate;
   }
 
   /** Audio handed over whose play time (on this pacer's timeline) is still ahead of `now` (of the pause, while paused). */
@@ -78,33 +86,33 @@ export class DownlinkPacer implements Ticking, Processor<Int16Array> {
   }
 
   get idle(): boolean {
-    return this.queue.length === 0 && this.partialFill === 0;
+    return this.queued === 0;
   }
 
-  /** Queues PCM at the pacer's rate; it leaves in 20 ms frames on the clock (the sink is `send`). */
+  /** Whole frames ready to leave. */
+  private get frames(): number {
+    return Math.floor(this.queued / this.frameSamples);
+  }
+
+  /**
+   * Queues PCM at the pacer's rate; it leaves in 20 ms frames on the clock (the sink is `send`).
+   * The pacer keeps `samples` itself and sends views of it: the caller hands it over and must not
+   * write to it afterwards.
+   */
   push(samples: Int16Array): void {
-    let offset = 0;
-    while (offset < samples.length) {
-      this.partial ??= new Int16Array(this.frameSamples);
-      const take = Math.min(this.frameSamples - this.partialFill, samples.length - offset);
-      this.partial.set(samples.subarray(offset, offset + take), this.partialFill);
-      this.partialFill += take;
-      offset += take;
-      if (this.partialFill === this.frameSamples) {
-        this.queue.push(this.partial);
-        this.partial = undefined;
-        this.partialFill = 0;
-      }
+    if (samples.length > 0) {
+      this.chunks.push(samples);
+      this.queued += samples.length;
     }
     this.start();
   }
 
   /** End of a stream: the last partial frame goes out padded with silence. */
   flush(): void {
-    if (this.partial && this.partialFill > 0) {
-      this.queue.push(this.partial);
-      this.partial = undefined;
-      this.partialFill = 0;
+    const partial = this.queued % this.frameSamples;
+    if (partial > 0) {
+      this.chunks.push(new Int16Array(this.frameSamples - partial));
+      this.queued += this.frameSamples - partial;
     }
     this.start();
   }
@@ -112,9 +120,9 @@ export class DownlinkPacer implements Ticking, Processor<Int16Array> {
   /** Drops everything not yet sent; returns how much audio was dropped. */
   clear(): number {
     const dropped = this.queuedMs;
-    this.queue.length = 0;
-    this.partial = undefined;
-    this.partialFill = 0;
+    this.chunks.length = 0;
+    this.head = 0;
+    this.queued = 0;
     this.stop();
     this.pausedAt = undefined;
     this.wakeIdle();
@@ -123,7 +131,7 @@ export class DownlinkPacer implements Ticking, Processor<Int16Array> {
 
   /** Resolves once everything queued so far has been sent. */
   whenIdle(): Promise<void> {
-    if (this.queue.length === 0) return Promise.resolve();
+    if (this.frames === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -136,15 +144,15 @@ export class DownlinkPacer implements Ticking, Processor<Int16Array> {
   }
 
   private sendDue(now: number, onClock: boolean): void {
-    while (this.queue.length > 0 && this.nextAt !== undefined && this.nextAt - this.leadMs <= now) {
-      const frame = this.queue.shift()!;
+    while (this.queued >= this.frameSamples && this.nextAt !== undefined && this.nextAt - this.leadMs <= now) {
+      const frame = this.takeFrame();
       // The lead a run opens with leaves at once by design; only frames the clock sends count.
       if (onClock) this.clock.onLateness?.(performance.now() - (this.nextAt - this.leadMs));
       this.options.send(frame);
       this.sentMs += DOWNLINK_FRAME_MS;
       this.nextAt += DOWNLINK_FRAME_MS;
     }
-    if (this.queue.length > 0) return;
+    if (this.frames > 0) return;
     this.wakeIdle();
     // The run lasts while audio handed over is still playing: audio queued meanwhile (the next
     // slice of a sentence, a streaming TTS's next chunk) continues its timeline. Once it has
@@ -154,8 +162,36 @@ export class DownlinkPacer implements Ticking, Processor<Int16Array> {
     if (this.nextAt === undefined || now >= this.nextAt) this.stop();
   }
 
+  /** The next whole frame: a view into its chunk, or a copy when it straddles two. */
+  private takeFrame(): Int16Array {
+    const size = this.frameSamples;
+    this.queued -= size;
+    const first = this.chunks[0]!;
+    if (first.length - this.head >= size) {
+      const frame = first.subarray(this.head, this.head + size);
+      this.head += size;
+      if (this.head === first.length) this.dropHead();
+      return frame;
+    }
+    const frame = new Int16Array(size);
+    for (let filled = 0; filled < size; ) {
+      const chunk = this.chunks[0]!;
+      const take = Math.min(size - filled, chunk.length - this.head);
+      frame.set(chunk.subarray(this.head, this.head + take), filled);
+      filled += take;
+      this.head += take;
+      if (this.head === chunk.length) this.dropHead();
+    }
+    return frame;
+  }
+
+  private dropHead(): void {
+    this.chunks.shift();
+    this.head = 0;
+  }
+
   private start(): void {
-    if (this.queue.length === 0 || this.pausedAt !== undefined) return;
+    if (this.frames === 0 || this.pausedAt !== undefined) return;
     const now = performance.now();
     // A run whose audio has played out is over, even if no tick has said so yet.
     if (this.nextAt !== undefined && now >= this.nextAt) this.stop();

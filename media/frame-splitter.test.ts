@@ -13,13 +13,18 @@ describe('FrameSplitter', () => {
     expect(frames).toEqual([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]);
   });
 
-  it('hands out copies, and reset() drops a partial frame', () => {
+  it('passes whole frames on as views, copies only a frame cut across pushes; reset() drops a partial frame', () => {
     const frames: Int16Array[] = [];
     const splitter = new FrameSplitter(2, (frame) => frames.push(frame));
-    splitter.push(Int16Array.of(1, 2, 3));
+    const whole = Int16Array.of(1, 2, 3);
+    splitter.push(whole);
+    expect(frames[0]!.buffer).toBe(whole.buffer);
     splitter.reset();
-    splitter.push(Int16Array.of(4, 5));
+    splitter.push(Int16Array.of(4));
+    const rest = Int16Array.of(5, 6);
+    splitter.push(rest);
     expect(frames.map((f) => [...f])).toEqual([[1, 2], [4, 5]]);
-    expect(frames[0]!.buffer).not.toBe(frames[1]!.buffer);
+    expect(frames[1]!.buffer).not.toBe(rest.buffer);
+    expect(frames[1]!.buffer).not.toBe(whole.buffer);
   });
 });

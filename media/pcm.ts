@@ -3,14 +3,26 @@
  * wire bytes are little-endian.
  */
 
+/** Wire PCM is little-endian; so are the hosts Node runs on in practice, where it needs no conversion. */
+const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 /**
  * Turns a stream of byte chunks into whole PCM16 samples. A WebSocket frame may end mid-sample
  * (SPEC allows any frame length), so the odd byte is carried into the next chunk.
+ *
+ * The samples are a view of `bytes` when they can be (little-endian host, an even offset, no byte
+ * carried over), a copy otherwise: a copy per 20 ms frame per session was garbage the collector
+ * had to chase at every scale. Callers treat both `bytes` and the result as read-only.
  */
 export class Pcm16Reader {
   private carry: number | undefined;
 
   read(bytes: Uint8Array): Int16Array {
+    if (HOST_LITTLE_ENDIAN && this.carry === undefined && bytes.byteOffset % 2 === 0) {
+      const whole = bytes.length >> 1;
+      if (whole * 2 < bytes.length) this.carry = bytes[bytes.length - 1];
+      return new Int16Array(bytes.buffer, bytes.byteOffset, whole);
+    }
     let offset = 0;
     const total = bytes.length + (this.carry === undefined ? 0 : 1);
     const out = new Int16Array(total >> 1);
@@ -27,7 +39,9 @@ export class Pcm16Reader {
   }
 }
 
+/** The samples as little-endian bytes: a view of the same memory on a little-endian host (read-only, like the samples). */
 export function int16ToBytes(samples: Int16Array): Uint8Array {
+  if (HOST_LITTLE_ENDIAN) return new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength);
   const out = new Uint8Array(samples.length * 2);
   const view = new DataView(out.buffer);
   for (let i = 0; i < samples.length; i += 1) view.setInt16(i * 2, samples[i]!, true);

@@ -97,6 +97,14 @@ export class ConversationHistory {
     return this.messages().map((m) => structuredClone(m));
   }
 
+  /**
+   * The written turns without copying them: a message is never changed once written (a
+   * correction or a filled slot writes a new one), so a serializer may cache each by identity.
+   */
+  view(): ChatMessage[] {
+    return this.messages();
+  }
+
   restore(messages: ChatMessage[]): void {
     this.entries = messages.map((m) => ({ message: structuredClone(m) }));
     this.chars = this.entries.reduce((sum, e) => sum + sizeOf(e.message), 0);

@@ -31,6 +31,8 @@ export interface SessionDeps {
   voice?: { tts: TextToSpeech; stt: SpeechToText; vad: VadFactory; bargeIn?: BargeInPolicy };
   /** The pipeline's own formats when the transport is not the wire format (WebRTC: 48 kHz PCM16 both ways). */
   media?: { inputRate: number; outputRate: number; encoding: OutputEncoding };
+  /** Called after every reply ends (its done sent): the moment to write the conversation through. */
+  onTurnEnd?(): void;
 }
 
 /** Frames the session core handles; start is the connection's business. */

@@ -207,9 +207,19 @@ export class Session implements VoiceHost {
     let bound: NodeJS.Timeout | undefined;
     await Promise.race([this.floor.halt(), new Promise<void>((resolve) => (bound = setTimeout(resolve, settleBoundMs)))]);
     clearTimeout(bound);
-    const snapshot = captureSnapshot(this.resumable(), this.greeted);
+    const snapshot = this.snapshot();
     this.close();
     return snapshot;
+  }
+
+  /** What a resume needs, as plain data, taken without stopping anything. */
+  snapshot(): SessionSnapshot {
+    return captureSnapshot(this.resumable(), this.greeted);
+  }
+
+  /** The same without copies, to be serialized at once (write-through at every turn end). */
+  view(): SessionSnapshot {
+    return captureSnapshot(this.resumable(), this.greeted, false);
   }
 
   /** The transport is gone; stop work in flight. */
@@ -255,6 +265,7 @@ export class Session implements VoiceHost {
 
   private afterTurn(record: TurnRecord): void {
     if (this.closed || this.detaching) return;
+    this.deps.onTurnEnd?.();
     if (record.farewell !== undefined) return this.ending.agentEnded(record.farewell);
     if (this.ending.wrappingUp) return;
     // The floor may be free: deliver waiting interaction asks, then background-job voiceovers.

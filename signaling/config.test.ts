@@ -62,6 +62,16 @@ describe('loadConfig', () => {
     expect(rejection({ WEBRTC_MEDIA_WORKER_NICE: 'high' }).message).toContain('WEBRTC_MEDIA_WORKER_NICE');
   });
 
+  it('DATABASE_URL and REDIS_URL: unset by default (SQLite and memory); only their own schemes accepted', () => {
+    const config = loadConfig({});
+    expect([config.DATABASE_URL, config.REDIS_URL, config.REDIS_KEY_PREFIX, config.SESSION_LEASE_MS]).toEqual([undefined, undefined, 'parley:', 15_000]);
+    const shared = loadConfig({ DATABASE_URL: 'postgresql://u:p@db:5432/parley', REDIS_URL: 'rediss://cache:6380/2', REDIS_KEY_PREFIX: 'prod:' });
+    expect([shared.DATABASE_URL, shared.REDIS_URL, shared.REDIS_KEY_PREFIX]).toEqual(['postgresql://u:p@db:5432/parley', 'rediss://cache:6380/2', 'prod:']);
+    expect(rejection({ DATABASE_URL: 'mysql://db/parley' }).message).toMatch(/DATABASE_URL: must be a postgres/);
+    expect(rejection({ REDIS_URL: 'http://cache' }).message).toMatch(/REDIS_URL: must be a redis/);
+    expect(rejection({ SESSION_LEASE_MS: '10' }).message).toContain('SESSION_LEASE_MS');
+  });
+
   it('treats empty variables as unset', () => {
     const config = loadConfig({ PORT: '', HOST: '', MAX_SESSIONS: '' });
     expect(config.PORT).toBe(8080);

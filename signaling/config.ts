@@ -175,6 +175,18 @@ export const ConfigSchema = z.object({
     .optional()
     .transform((list) => (list === undefined ? undefined : new Set(list.split(',').map((o) => o.trim().toLowerCase().replace(/\/+$/, '')).filter(Boolean))))
     .refine((origins) => origins === undefined || (origins.size > 0 && [...origins].every((o) => /^[a-z][a-z0-9+.-]*:\/\/[^/\s]+$/.test(o))), 'must be a comma-separated list of origins such as https://app.example.org'),
+
+  /**
+   * Several processes, one service. PostgreSQL holds accounts, keys and stored reports (SQLite in
+   * DATA_DIR when unset); Redis holds live state: the resume stash, the live-session registry and
+   * shared counters (this process's memory when unset).
+   */
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' }).optional(),
+  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
+  /** Prefix of every Redis key, so several deployments (or tests) can share one Redis. */
+  REDIS_KEY_PREFIX: z.string().min(1).max(100).default('parley:'),
+  /** A live session's lease in the shared registry: a crashed process's sessions vanish within it. */
+  SESSION_LEASE_MS: z.coerce.number().int().min(300).max(600_000).default(15_000),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -1,5 +1,4 @@
 import type { Config } from './config.ts';
-import type { KeyStore } from './keys/key-store.ts';
 import type { Logger } from './log.ts';
 import type { LanguageModel } from '../session/providers/llm.ts';
 import type { VoiceCatalog } from '../session/providers/voices.ts';
@@ -9,8 +8,7 @@ import type { TextToSpeech } from '../session/providers/tts.ts';
 import type { VadFactory } from '../media/vad.ts';
 import type { BargeInPolicy } from '../session/voice/barge-in.ts';
 import type { WebSearch } from '../session/providers/search.ts';
-import type { ResumeStash } from '../session/resume/resume-stash.ts';
-import type { OneShotStore } from './one-shot-store.ts';
+import type { Stores } from './stores/stores.ts';
 import type { FailedAttempts } from './failed-attempts.ts';
 
 /** The voice pipeline's providers, or why voice sessions cannot run here. */
@@ -21,7 +19,8 @@ export type VoiceProviders =
 /** What the HTTP routes and the WebSocket layer share; built once in server.ts. */
 export interface ServerContext {
   config: Config;
-  keys: KeyStore;
+  /** Keys, reports, the resume stash, the live-session registry: shared or embedded. */
+  stores: Stores;
   secret: Buffer;
   log: Logger;
   llm: LanguageModel;
@@ -29,9 +28,6 @@ export interface ServerContext {
   sessions: SessionRegistry;
   voice: VoiceProviders;
   search: WebSearch | undefined;
-  /** Dropped conversations waiting for their resume token. */
-  stash: ResumeStash;
-  oneShots: OneShotStore;
   /** Failed key checks and resume attempts per client address. */
   attempts: FailedAttempts;
   /** True once SIGTERM (or stop()) began draining: no new sessions. */

@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KeyStore } from './keys/key-store.ts';
+import { freePort } from './testing/server-process.ts';
+import { createPersistentKey } from './testing/sql-engines.ts';
 import { expectAlive, expectFatal, longSay, sid, textStart, WAIT_MS } from './testing/conversation.ts';
 import { startTestServer } from './testing/test-server.ts';
 import { startSession, WsTestClient } from './testing/ws-test-client.ts';
@@ -17,18 +17,6 @@ import { startSession, WsTestClient } from './testing/ws-test-client.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const TSX_CLI = join(ROOT, 'node_modules/tsx/dist/cli.mjs');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 interface Child {
   process: ChildProcess;
@@ -52,9 +40,7 @@ async function spawnServer(env: Record<string, string> = {}): Promise<Child> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-drain-'));
   dirs.push(dataDir);
   // The key is made before the server starts, as an operator would with `npm run keys create`.
-  const store = KeyStore.open(dataDir);
-  const { key } = store.create('acme');
-  store.close();
+  const { key } = await createPersistentKey({ DATA_DIR: dataDir }, 'acme');
 
   const port = await freePort();
   const child = spawn(process.execPath, [TSX_CLI, join(ROOT, 'signaling/main.ts')], {
@@ -141,6 +127,9 @@ describe('SIGTERM drain (child process)', () => {
     const server = await spawnServer();
     const health = await fetch(`http://127.0.0.1:${server.port}/healthz`);
     expect(health.status).toBe(200);
+    // The embedded default has no shared store to ask: ready as soon as it listens.
+    const ready = await fetch(`http://127.0.0.1:${server.port}/readyz`);
+    expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready', checks: {} }]);
     server.process.kill('SIGTERM');
     const exit = await within(15_000, server.exited);
     expect(exit).toEqual({ code: 0, signal: null });
@@ -180,6 +169,9 @@ describe('stop() drain (in process)', () => {
     const health = await fetch(`${t.url}/healthz`);
     expect(health.status).toBe(503);
     expect(await health.json()).toMatchObject({ status: 'draining' });
+    const ready = await fetch(`${t.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({ status: 'draining', checks: {} });
     const late = await WsTestClient.open(t.wsUrl);
     late.send({ type: 'start', ...textStart(sid()), api_key: t.key });
     await expectFatal(late, 'server_restarting', true, 1012);

@@ -4,7 +4,6 @@ import type { LanguageModel } from '../session/providers/llm.ts';
 import type { Config } from './config.ts';
 import type { ServerContext } from './context.ts';
 import { createHttpApp } from './http/app.ts';
-import { KeyStore } from './keys/key-store.ts';
 import { loadOrCreateSecret } from './keys/scoped-key.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createLanguageModel } from './providers.ts';
@@ -14,8 +13,8 @@ import { createVoiceProviders } from './voice-providers.ts';
 import type { VoiceProviders } from './context.ts';
 import { catalogOf, FLITE_VOICES } from '../session/providers/voices.ts';
 import { SearxngSearch } from '../session/providers/searxng-search.ts';
-import { MemoryResumeStash, type ResumeStash } from '../session/resume/resume-stash.ts';
-import { OneShotStore } from './one-shot-store.ts';
+import { createStores, type Stores } from './stores/stores.ts';
+import { drainSessions, keepWrittenThrough } from './drain.ts';
 import { FailedAttempts } from './failed-attempts.ts';
 import { instrumentPacing } from './observability/pacing.ts';
 
@@ -25,8 +24,8 @@ export interface RunningServer {
   port: number;
   context: ServerContext;
   /**
-   * Graceful drain: refuse new sessions, tell every live session `server_restarting`, close
-   * them (1012), then stop listening. Resolves within DRAIN_TIMEOUT_MS.
+   * Graceful drain (drain.ts): refuse new sessions, stash every live conversation, tell it
+   * `server_restarting` and close it (1012), then stop listening and close the stores.
    */
   stop(): Promise<void>;
 }
@@ -35,18 +34,19 @@ export interface ServerOverrides {
   llm?: LanguageModel;
   log?: Logger;
   voice?: VoiceProviders;
-  stash?: ResumeStash;
+  /** Built by createStores() from the configuration when absent; the server closes them on stop. */
+  stores?: Stores;
 }
 
 /** Starts HTTP and WebSocket on one port. */
 export async function startServer(config: Config, overrides: ServerOverrides = {}): Promise<RunningServer> {
   instrumentPacing();
   const log = overrides.log ?? createLogger(config.LOG_LEVEL);
-  const keys = KeyStore.open(config.DATA_DIR);
+  const stores = overrides.stores ?? (await createStores(config, log));
   const voice = overrides.voice ?? (await createVoiceProviders(config, log));
   const context: ServerContext = {
     config,
-    keys,
+    stores,
     secret: loadOrCreateSecret(config.DATA_DIR, config.SCOPED_KEY_SECRET),
     log,
     llm: overrides.llm ?? createLanguageModel(config, log),
@@ -54,13 +54,12 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     sessions: new SessionRegistry(config.MAX_SESSIONS),
     voice,
     search: config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL, { timeoutMs: config.SEARCH_TIMEOUT_MS, connections: config.PROVIDER_CONNECTIONS }) : undefined,
-    stash: overrides.stash ?? new MemoryResumeStash(),
-    oneShots: new OneShotStore(config.DATA_DIR, config.REPORTS_MAX_BYTES),
     attempts: new FailedAttempts(config, log),
     draining: false,
   };
   const http = createServer(createHttpApp(context).callback());
   const wss = attachWebSocketServer(http, context);
+  const stopUpkeep = keepWrittenThrough(context);
   await listen(http, config.PORT, config.HOST);
   const { port } = http.address() as AddressInfo;
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
@@ -69,17 +68,14 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
-      context.draining = true;
-      const live = context.sessions.all();
-      log.info({ sessions: live.length }, 'draining');
-      for (const session of live) session.shutdown('server_restarting');
-      // Wait for the close handshakes too: terminating a socket whose error frame and close
-      // frame are still queued behind a backlog would cut it with 1006 and no reason.
-      await waitUntil(() => context.sessions.size === 0 && wss.closing() === 0, config.DRAIN_TIMEOUT_MS);
+      await drainSessions(context, () => wss.closing());
       wss.close();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
-      keys.close();
+      // Sockets cut at the deadline stash their conversations too.
+      await context.sessions.writesSettled();
+      stopUpkeep();
+      await stores.close();
       if (voice.ok) await Promise.all([voice.tts.close?.(), voice.stt.close?.()]);
       log.info('stopped');
     })());
@@ -95,9 +91,4 @@ function listen(http: Server, port: number, host: string): Promise<void> {
       resolve();
     });
   });
-}
-
-async function waitUntil(predicate: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
 }

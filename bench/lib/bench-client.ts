@@ -13,6 +13,10 @@ export class BenchSession {
   private readyWaiter: { ok: () => void; fail: (e: Error) => void } | undefined;
   private closed = false;
   private voiceFlip = false;
+  /** The token of the ready frame (parsed once per connection). */
+  resumeToken = '';
+  /** The last text turn's input_text → done, in ms. */
+  lastTurnMs = 0;
 
   private constructor(private readonly ws: WebSocket) {
     ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
@@ -23,15 +27,18 @@ export class BenchSession {
     ws.on('error', (err) => this.failAll(err));
   }
 
-  /** Opens a socket, sends a text-modality start frame with greeting:false, waits for ready. */
-  static async open(wsUrl: string, apiKey: string, sessionId: string, timeoutMs = 15000): Promise<BenchSession> {
+  /**
+   * Opens a socket, sends a text-modality start frame with greeting:false (resuming with
+   * `resumeToken` when given), waits for ready.
+   */
+  static async open(wsUrl: string, apiKey: string, sessionId: string, timeoutMs = 15000, resumeToken?: string): Promise<BenchSession> {
     const ws = new WebSocket(wsUrl, { perMessageDeflate: false, skipUTF8Validation: true });
     const session = new BenchSession(ws);
     await withTimeout(
       new Promise<void>((ok, fail) => {
         session.readyWaiter = { ok, fail };
         ws.once('open', () =>
-          ws.send(JSON.stringify({ type: 'start', session_id: sessionId, api_key: apiKey, mode: { kind: 'service', modality: 'text', greeting: false } })),
+          ws.send(JSON.stringify({ type: 'start', session_id: sessionId, api_key: apiKey, mode: { kind: 'service', modality: 'text', greeting: false }, ...(resumeToken ? { resume_token: resumeToken } : {}) })),
         );
         ws.once('unexpected-response', (_req, res) => fail(new Error(`handshake refused: ${res.statusCode}`)));
       }),
@@ -56,6 +63,16 @@ export class BenchSession {
   setVoice(timeoutMs = 15000): Promise<number> {
     this.voiceFlip = !this.voiceFlip;
     return this.request('voice', JSON.stringify({ type: 'set_voice', voice: this.voiceFlip ? 'rms' : 'slt' }), timeoutMs);
+  }
+
+  /** Starts the conversation over (history cleared); with greeting:false nothing is answered. */
+  reset(): void {
+    this.ws.send('{"type":"reset"}');
+  }
+
+  /** An abnormal drop, as a lost network causes it: no close handshake. */
+  drop(): void {
+    this.ws.terminate();
   }
 
   close(): Promise<void> {
@@ -100,6 +117,7 @@ export class BenchSession {
         if (w?.kind === 'text') {
           this.waiter = undefined;
           clearTimeout(w.timer);
+          this.lastTurnMs = now - w.sentAt;
           if (w.firstAt === undefined) w.fail(new Error('turn ended without a text_delta'));
           else w.ok(w.firstAt - w.sentAt);
         }
@@ -112,6 +130,7 @@ export class BenchSession {
         }
         return;
       case 'ready':
+        this.resumeToken = String((JSON.parse(raw.toString('utf8')) as { resume_token?: unknown }).resume_token ?? '');
         this.readyWaiter?.ok();
         this.readyWaiter = undefined;
         return;

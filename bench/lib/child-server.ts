@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { KeyStore } from '../../signaling/keys/key-store.ts';
+import { createPersistentKey } from '../../signaling/testing/sql-engines.ts';
 import { CLK_TCK } from './load-meter.ts';
 
 const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -52,6 +52,8 @@ export interface ChildServerOptions {
    * from the start (os.availableParallelism() is 1 inside), as in a one-CPU container.
    */
   cpu?: number;
+  /** Root of the tree to run (default this checkout): a baseline commit's tree (lib/baseline.ts). */
+  repo?: string;
 }
 
 /**
@@ -86,12 +88,7 @@ export class ChildServer {
     const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
     let apiKey: string;
     try {
-      const keys = KeyStore.open(dataDir);
-      try {
-        apiKey = keys.create('bench').key;
-      } finally {
-        keys.close();
-      }
+      apiKey = (await createPersistentKey({ DATA_DIR: dataDir }, 'bench')).key;
     } catch (error) {
       rmSync(dataDir, { recursive: true, force: true });
       throw error;
@@ -120,8 +117,8 @@ export class ChildServer {
     const argv = [TSX_CLI, ...nodeFlags, options.script ?? 'signaling/main.ts'];
     const wrapper =
       options.cpu === undefined
-        ? spawn(process.execPath, argv, { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] })
-        : spawn('taskset', ['-c', String(options.cpu), process.execPath, ...argv], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+        ? spawn(process.execPath, argv, { cwd: options.repo ?? REPO, env, stdio: ['ignore', 'pipe', 'pipe'] })
+        : spawn('taskset', ['-c', String(options.cpu), process.execPath, ...argv], { cwd: options.repo ?? REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
     if (wrapper.pid !== undefined) starting.add(wrapper.pid);
     const exited = new Promise<void>((done) => wrapper.once('exit', () => done()));
     // BENCH_SERVER_STDOUT=<file> keeps the server's stdout (e.g. --trace-gc lines) for reading after the run.

@@ -81,7 +81,9 @@ class MediaWorker {
       let offset = 0;
       for (let i = 0; i < event.ids.length; i += 1) {
         const length = event.lengths[i]!;
-        this.peers.get(event.ids[i]!)?.events.onAudio(event.pcm.subarray(offset, offset + length));
+        // A copy per call: the session keeps frames it is given (pre-roll, the open utterance),
+        // and a view would hold every call's audio in the batch alive with it.
+        this.peers.get(event.ids[i]!)?.events.onAudio(event.pcm.slice(offset, offset + length));
         offset += length;
       }
       return;

@@ -35,6 +35,10 @@ export const WS_ERRORS = {
   slow_consumer: { retryable: true, close: 4429 },
   too_many_attempts: { retryable: true, close: 4429 },
   internal_error: { retryable: true, close: 1011 },
+  /** A shared store (PostgreSQL, Redis) cannot answer: a persistent key, a resume token or a report waits for it. */
+  store_unavailable: { retryable: true, close: 1013 },
+  /** This conversation's resume token was used by another connection, which now holds the conversation. */
+  resumed_elsewhere: { retryable: false, close: 4409 },
 } as const satisfies Record<string, ErrorSpec>;
 
 /** Codes the session core emits while the connection stays open. */
@@ -69,6 +73,7 @@ export const HTTP_ERRORS = {
   not_json: { status: 415, retryable: false },
   too_many_attempts: { status: 429, retryable: true },
   server_restarting: { status: 503, retryable: true },
+  store_unavailable: { status: 503, retryable: true },
   internal_error: { status: 500, retryable: true },
 } as const satisfies Record<string, { status: number; retryable: boolean }>;
 

@@ -14,10 +14,14 @@ export interface ResumableParts {
   calls: Pick<ToolCalls, 'pending' | 'adopt' | 'closedIds' | 'adoptClosed'>;
 }
 
-export function captureSnapshot(parts: ResumableParts, greeted: boolean): SessionSnapshot {
+/**
+ * What a resume needs. `copy` false shares the live settings and messages: for a caller that
+ * serializes the snapshot at once (a shared stash's write-through), where copying would be waste.
+ */
+export function captureSnapshot(parts: ResumableParts, greeted: boolean, copy = true): SessionSnapshot {
   return {
-    settings: structuredClone(parts.settings),
-    history: parts.history.snapshot(),
+    settings: copy ? structuredClone(parts.settings) : parts.settings,
+    history: copy ? parts.history.snapshot() : parts.history.view(),
     injectedIds: parts.injection.ids(),
     pendingCalls: parts.calls.pending(),
     closedCalls: parts.calls.closedIds(),

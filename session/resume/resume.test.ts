@@ -109,17 +109,23 @@ describe('resume: what the conversation keeps', () => {
 describe('the in-memory resume stash', () => {
   const entry = { account: 'acme', sessionId: 's1', snapshot: {} } as StashEntry;
 
-  it('a token works once, until its time to live passes', async () => {
-    const stash = new MemoryResumeStash();
-    await stash.put('rt_a', entry, 2000);
-    expect((await stash.take('rt_a'))?.entry).toBe(entry);
-    expect(await stash.take('rt_a')).toBeUndefined();
+  it('a token works once, for its owner, until its time to live passes', async () => {
+    const stash = new MemoryResumeStash(2000);
+    const owner = { account: 'acme', sessionId: 's1' };
+    expect(await stash.save('rt_a', entry)).toBe('saved');
+    expect(await stash.take('rt_a', { account: 'acme', sessionId: 's2' })).toEqual({ status: 'not_owner' });
+    const taken = await stash.take('rt_a', owner);
+    expect(taken.status === 'resumed' && taken.entry).toBe(entry);
+    expect(await stash.take('rt_a', owner)).toEqual({ status: 'unknown' });
+    // A late save from the process that held the conversation cannot bring it back.
+    expect(await stash.save('rt_a', entry)).toBe('taken');
 
-    await stash.put('rt_b', entry, 2000);
+    await stash.save('rt_b', entry);
     await passTime(1999);
     expect(stash.size).toBe(1);
     await passTime(2);
     expect(stash.size).toBe(0);
-    expect(await stash.take('rt_b')).toBeUndefined();
+    expect(await stash.take('rt_b', owner)).toEqual({ status: 'unknown' });
+    stash.close();
   });
 });

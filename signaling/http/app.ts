@@ -4,10 +4,11 @@ import type { ServerContext } from '../context.ts';
 import { sendHttpError } from './http-error.ts';
 import { devRoutesEnabled, mountDevRoutes } from './dev-routes.ts';
 import { isLoopbackAddress } from './loopback-request.ts';
+import { mountHealth } from './health-routes.ts';
 import { mountSessionKeys } from './session-keys-route.ts';
 import { mountStatic } from './static-routes.ts';
 
-/** The HTTP side: session keys, health, the demo page and the client bundle. */
+/** The HTTP side: session keys, health and readiness, the demo page and the client bundle. */
 export function createHttpApp(server: ServerContext): Koa {
   const app = new Koa({ proxy: server.config.TRUST_PROXY });
   const router = new Router();
@@ -32,12 +33,7 @@ export function createHttpApp(server: ServerContext): Koa {
     }
   });
 
-  router.get('/healthz', (ctx) => {
-    ctx.status = server.draining ? 503 : 200;
-    // `voice` lets the demo page say why voice is off before anyone tries it.
-    const voice = server.voice.ok ? { available: true } : { available: false, detail: server.voice.reason };
-    ctx.body = { status: server.draining ? 'draining' : 'ok', sessions: server.sessions.size, voice };
-  });
+  mountHealth(router, server);
   mountSessionKeys(router, server);
   if (devRoutesEnabled(server)) {
     mountDevRoutes(router, server);

@@ -14,3 +14,12 @@ export function refuseAttempts(ctx: Context, waitMs: number): void {
   sendHttpError(ctx, 'too_many_attempts', `too many failed attempts from this address; retry in ${Math.ceil(waitMs / 1000)} s`);
   ctx.body = { ...(ctx.body as object), retry_after_ms: waitMs };
 }
+
+/** Seconds a client is told to wait (Retry-After) when a store is unavailable. */
+export const RETRY_AFTER_S = 2;
+
+/** 503 store_unavailable with Retry-After: the request can be repeated unchanged. */
+export function sendStoreUnavailable(ctx: Context, what: string): void {
+  ctx.set('Retry-After', String(RETRY_AFTER_S));
+  sendHttpError(ctx, 'store_unavailable', `${what} is unavailable right now; retry in a few seconds`);
+}

@@ -5,7 +5,8 @@ import { SESSION_ID_PATTERN } from '../../session/protocol/limits.ts';
 import type { ServerContext } from '../context.ts';
 import { checkKey } from '../keys/credentials.ts';
 import { mintScopedKey } from '../keys/scoped-key.ts';
-import { refuseAttempts, sendHttpError } from './http-error.ts';
+import { StoreUnavailableError } from '../stores/unavailable.ts';
+import { refuseAttempts, sendHttpError, sendStoreUnavailable } from './http-error.ts';
 import { bearerToken, readJsonBody } from './json-body.ts';
 
 const Body = z.object({ session_id: SessionId });
@@ -13,6 +14,7 @@ const Body = z.object({ session_id: SessionId });
 /**
  * POST /api/v1/session-keys. Checks run in the order a caller can fix them: who you are (401,
  * or 429 after too many failed keys from one address), what you sent (415), what it says (400).
+ * A key database that cannot answer is a 503 with Retry-After, never a 401.
  */
 export function mountSessionKeys(router: Router, server: ServerContext): void {
   router.post('/api/v1/session-keys', async (ctx) => {
@@ -20,7 +22,13 @@ export function mountSessionKeys(router: Router, server: ServerContext): void {
     const waitMs = await server.attempts.refusedFor(ctx.ip);
     if (waitMs !== undefined) return refuseAttempts(ctx, waitMs);
     const token = bearerToken(ctx.get('authorization') || undefined);
-    const checked = checkKey(token, { store: server.keys, secret: server.secret });
+    let checked;
+    try {
+      checked = await checkKey(token, { store: server.stores.keys, secret: server.secret });
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) return sendStoreUnavailable(ctx, 'the key database');
+      throw error;
+    }
     if (!checked.ok || checked.credential.kind !== 'persistent') {
       const why = !checked.ok ? checked.reason : 'scoped keys cannot mint keys';
       if (token !== undefined) await server.attempts.failed(ctx.ip, 'key', why, token);

@@ -155,12 +155,12 @@ describe('POST /api/v1/session-keys 401', () => {
   });
 
   it('a revoked persistent key stops new exchanges, but a scoped key issued before still works on /ws (SPEC rule 3)', async () => {
-    const created = t.server.context.keys.create('acme');
+    const created = await t.server.context.stores.keys.create('acme');
     const sessionId = sid('revoke');
     const before = await post({ session_id: sessionId }, { key: created.key });
     expect(before.status).toBe(201);
 
-    expect(t.server.context.keys.revoke(created.id)).toBe('revoked');
+    expect(await t.server.context.stores.keys.revoke(created.id)).toBe('revoked');
 
     const after = await post({ session_id: sessionId }, { key: created.key });
     expect(after.status).toBe(401);

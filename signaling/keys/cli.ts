@@ -1,9 +1,9 @@
-import { realpathSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { InvalidAccountError, KeyStore } from './key-store.ts';
+import { isMainModule, processOut, type CliOut } from '../cli-main.ts';
+import { openSqlDatabase, type SqlDatabase } from '../stores/sql/sql-database.ts';
+import { SqlKeyStore } from '../stores/sql/sql-key-store.ts';
+import { InvalidAccountError, type KeyStore } from './key-store.ts';
 
-export type CliOut = { stdout(s: string): void; stderr(s: string): void };
 
 const USAGE = `usage: npm run keys -- <command>
 
@@ -13,13 +13,16 @@ commands:
   revoke ID               revoke a key; scoped keys already issued from it stay valid until expiry
 
 environment:
+  DATABASE_URL            PostgreSQL (postgres://...); when unset, SQLite in DATA_DIR
   DATA_DIR                where keys.sqlite3 lives (default ./data)
 `;
 
 /** A user mistake: reported as one line on stderr, never with a stack trace. */
 class UsageError extends Error {}
 
-export function runKeysCli(argv: string[], env: { DATA_DIR?: string }, out: CliOut): number {
+export type CliEnv = { DATA_DIR?: string | undefined; DATABASE_URL?: string | undefined };
+
+export async function runKeysCli(argv: string[], env: CliEnv, out: CliOut): Promise<number> {
   let values: { account?: string; help?: boolean };
   let positionals: string[];
   try {
@@ -43,7 +46,7 @@ export function runKeysCli(argv: string[], env: { DATA_DIR?: string }, out: CliO
     return 2;
   }
 
-  let store: KeyStore | undefined;
+  let database: SqlDatabase | undefined;
   try {
     if (cmd === 'create') {
       if (rest.length > 0) throw new UsageError('create takes no positional arguments');
@@ -54,33 +57,36 @@ export function runKeysCli(argv: string[], env: { DATA_DIR?: string }, out: CliO
     if (cmd === 'list' && rest.length > 0) throw new UsageError('list takes no arguments');
     if (cmd === 'revoke' && rest.length !== 1) throw new UsageError('usage: revoke ID');
 
-    store = KeyStore.open(env.DATA_DIR || './data');
-    if (cmd === 'create') return create(store, values.account ?? '', out);
-    if (cmd === 'list') return list(store, out);
-    return revoke(store, rest[0] ?? '', out);
+    database = openSqlDatabase({ DATA_DIR: env.DATA_DIR || './data', DATABASE_URL: env.DATABASE_URL || undefined });
+    // Safe beside running servers: migrations serialise (advisory lock / immediate transaction).
+    await database.migrate();
+    const store = new SqlKeyStore(database);
+    if (cmd === 'create') return await create(store, values.account ?? '', out);
+    if (cmd === 'list') return await list(store, out);
+    return await revoke(store, rest[0] ?? '', out);
   } catch (err) {
     if (err instanceof UsageError || err instanceof InvalidAccountError) {
       out.stderr(`keys: ${err.message}\n`);
       return 2;
     }
-    // Operational failures (unwritable DATA_DIR, locked DB): the message is enough to act on.
+    // Operational failures (unwritable DATA_DIR, locked or unreachable DB): the message is enough to act on.
     out.stderr(`keys: error: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   } finally {
-    store?.close();
+    await database?.close();
   }
 }
 
-function create(store: KeyStore, account: string, out: CliOut): number {
-  const k = store.create(account);
+async function create(store: KeyStore, account: string, out: CliOut): Promise<number> {
+  const k = await store.create(account);
   // Key alone on the last line so scripts can capture it with `tail -n1`.
   out.stdout(`created ${k.id} for account ${k.account}; store it now, it is not shown again\n`);
   out.stdout(`${k.key}\n`);
   return 0;
 }
 
-function list(store: KeyStore, out: CliOut): number {
-  const rows = store.list().map((k) => [k.id, k.account, k.createdAt, k.revokedAt ?? '-']);
+async function list(store: KeyStore, out: CliOut): Promise<number> {
+  const rows = (await store.list()).map((k) => [k.id, k.account, k.createdAt, k.revokedAt ?? '-']);
   const table = [['id', 'account', 'created', 'revoked'], ...rows];
   const widths = [0, 1, 2].map((i) => Math.max(...table.map((r) => (r[i] ?? '').length)));
   for (const r of table) {
@@ -89,8 +95,8 @@ function list(store: KeyStore, out: CliOut): number {
   return 0;
 }
 
-function revoke(store: KeyStore, id: string, out: CliOut): number {
-  const r = store.revoke(id);
+async function revoke(store: KeyStore, id: string, out: CliOut): Promise<number> {
+  const r = await store.revoke(id);
   if (r === 'revoked') {
     out.stdout(`revoked ${id}\n`);
     return 0;
@@ -99,19 +105,6 @@ function revoke(store: KeyStore, id: string, out: CliOut): number {
   return 1;
 }
 
-function isMain(): boolean {
-  const entry = process.argv[1];
-  if (!entry) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) {
-  process.exitCode = runKeysCli(process.argv.slice(2), process.env, {
-    stdout: (s) => process.stdout.write(s),
-    stderr: (s) => process.stderr.write(s),
-  });
+if (isMainModule(import.meta.url)) {
+  process.exitCode = await runKeysCli(process.argv.slice(2), process.env, processOut);
 }

@@ -13,14 +13,15 @@ export type Credential =
 export type CheckKeyFailure = 'missing' | 'malformed' | 'unknown' | 'revoked' | 'expired' | 'bad_signature';
 export type CheckKeyResult = { ok: true; credential: Credential } | { ok: false; reason: CheckKeyFailure };
 
-export function checkKey(
+/** Rejects with StoreUnavailableError when a persistent key cannot be checked (database down). */
+export async function checkKey(
   key: string | null | undefined,
   deps: { store: KeyStore; secret: Buffer; now?: number },
-): CheckKeyResult {
+): Promise<CheckKeyResult> {
   if (typeof key !== 'string' || key === '') return { ok: false, reason: 'missing' };
   if (key.startsWith('ck_')) {
     if (!isPersistentKeyFormat(key)) return { ok: false, reason: 'malformed' };
-    const r = deps.store.lookup(key);
+    const r = await deps.store.lookup(key);
     if (r.status !== 'active') return { ok: false, reason: r.status };
     return { ok: true, credential: { kind: 'persistent', account: r.account, keyId: r.id } };
   }

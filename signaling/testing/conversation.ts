@@ -44,6 +44,12 @@ export async function openText(
   return { client, ready, sessionId };
 }
 
+/** An abnormal drop, as a lost network causes it: no close handshake. */
+export async function dropConnection(client: WsTestClient): Promise<void> {
+  client.ws.terminate();
+  await client.waitClose();
+}
+
 /** A fatal rejection: exactly one error frame with this code and retryable value, then this close code. */
 export async function expectFatal(client: WsTestClient, code: string, retryable: boolean, closeCode: number): Promise<FrameOf<'error'>> {
   const closed = await client.waitClose(WAIT_MS);
@@ -70,4 +76,17 @@ export async function expectStartRejected(
   const error = await expectFatal(client, code, false, closeCode);
   client.assertProtocol();
   return error;
+}
+
+/**
+ * Polls a condition (no timing assertion: only a generous upper bound). Only for state held by
+ * other processes or engines (Redis, PostgreSQL, a second server), which sends this process no
+ * event to wait on; in-process state has its own waits (TestServer.whenStashed, whenSessions).
+ */
+export async function eventually(predicate: () => boolean | Promise<boolean>, timeoutMs = WAIT_MS, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }

@@ -96,7 +96,7 @@ function mainConfig(dir: string, http: string): string {
 worker_processes 1;
 pid ${join(dir, 'nginx.pid')};
 error_log ${join(dir, 'logs', 'error.log')} notice;
-events { worker_connections 256; }
+events { worker_connections 4096; }
 http {
     access_log off;
     client_body_temp_path ${temp}/body;

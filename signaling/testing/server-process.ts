@@ -92,3 +92,12 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * `signaling/main.ts` in its own process as the systemd unit runs it (node itself, tsx as a
+ * loader, so a signal reaches the server), with `env` over this process's environment; HOST is
+ * loopback and PORT free unless `env` says otherwise.
+ */
+export function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  return spawnServerProcess([process.execPath, '--import', 'tsx', 'signaling/main.ts'], { env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', ...env } });
+}

@@ -34,15 +34,20 @@ export async function startTestServer(env: Record<string, string> = {}, override
     ...env,
   });
   const server = await startServer(config, overrides);
-  const created = server.context.keys.create('acme');
+  const created = await server.context.stores.keys.create('acme');
+  // Drops land in the stash and sessions come and go asynchronously: tests wait for these events
+  // (an in-process stash saves only on a drop; write-through needs a shared one).
   const stashed = new Set<string>();
   const waiting = new Map<string, () => void>();
-  const stash = server.context.stash;
-  const put = stash.put.bind(stash);
-  stash.put = async (token, entry, ttlMs) => {
-    await put(token, entry, ttlMs);
-    stashed.add(token);
-    waiting.get(token)?.();
+  const stash = server.context.stores.stash;
+  const save = stash.save.bind(stash);
+  stash.save = async (token, entry) => {
+    const result = await save(token, entry);
+    if (result === 'saved') {
+      stashed.add(token);
+      waiting.get(token)?.();
+    }
+    return result;
   };
   const sessions = server.context.sessions;
   const changed = new Arrivals();

@@ -74,8 +74,10 @@ export class WebRtcTransport implements Transport, Ticking {
 
   sendAudio(bytes: Uint8Array): void {
     if (this.closed) return;
-    const frame = this.reader.read(bytes);
-    if (frame.length !== MEDIA_FRAME_SAMPLES) return;
+    const speech = this.reader.read(bytes);
+    if (speech.length !== MEDIA_FRAME_SAMPLES) return;
+    // The speech is a view of the pacer's audio (read-only): the bed mixes into a copy.
+    const frame = this.bed ? speech.slice() : speech;
     this.bed?.mixInto(frame);
     this.peer.sendFrame(frame);
     this.lastFrameAt = performance.now();

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { KeyStore } from '../keys/key-store.ts';
+import { openSqlDatabase } from '../stores/sql/sql-database.ts';
+import { SqlKeyStore } from '../stores/sql/sql-key-store.ts';
 import { expectAlive, expectFatal, expectStartRejected, sid, textStart, WAIT_MS } from '../testing/conversation.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { startSession, WsTestClient } from '../testing/ws-test-client.ts';
@@ -161,31 +162,32 @@ describe('WebSocket authentication: scoped key expiry on a live connection', () 
 describe('WebSocket authentication: keys managed while the server runs', () => {
   it('a key created by the CLI-level KeyStore after start works; revoking it refuses the next connection', async () => {
     // A second store on the same data directory, as `npm run keys` opens it.
-    const cli = KeyStore.open(t.dataDir);
+    const database = openSqlDatabase({ DATA_DIR: t.dataDir });
     try {
-      const created = cli.create('beta');
+      const cli = new SqlKeyStore(database);
+      const created = await cli.create('beta');
       await expectOpens({ ...textStart(sid()), api_key: created.key });
       await expectOpens(textStart(sid()), bearer(created.key));
 
-      expect(cli.revoke(created.id)).toBe('revoked');
+      expect(await cli.revoke(created.id)).toBe('revoked');
       await expectStartRejected(t.wsUrl, { ...textStart(sid()), api_key: created.key }, 'unauthorized', 4401);
       await expectHandshakeRefused(bearer(created.key));
     } finally {
-      cli.close();
+      await database.close();
     }
   });
 
-  it('a key created through server.context.keys after start works; revoked → refused', async () => {
-    const created = t.server.context.keys.create('gamma');
+  it('a key created through the server\'s own key store after start works; revoked → refused', async () => {
+    const created = await t.server.context.stores.keys.create('gamma');
     await expectOpens({ ...textStart(sid()), api_key: created.key });
-    t.server.context.keys.revoke(created.id);
+    await t.server.context.stores.keys.revoke(created.id);
     await expectStartRejected(t.wsUrl, { ...textStart(sid()), api_key: created.key }, 'unauthorized', 4401);
   });
 
   it('a key revoked between handshake and start frame is refused at start', async () => {
-    const created = t.server.context.keys.create('delta');
+    const created = await t.server.context.stores.keys.create('delta');
     const client = await WsTestClient.open(t.wsUrl, bearer(created.key));
-    t.server.context.keys.revoke(created.id);
+    await t.server.context.stores.keys.revoke(created.id);
     client.send({ type: 'start', ...textStart(sid()) });
     await expectFatal(client, 'unauthorized', false, 4401);
     client.assertProtocol();

@@ -12,14 +12,15 @@ export type AuthResult = { ok: true; credential: Credential; token: string } | {
 /**
  * Precedence when both the handshake's `Authorization: Bearer` and the start frame's `api_key`
  * are present: the handshake key authenticates, and a different start-frame key is refused as a
- * conflict rather than silently ignored.
+ * conflict rather than silently ignored. Rejects with StoreUnavailableError when a persistent
+ * key cannot be checked.
  */
-export function authenticateStart(
+export async function authenticateStart(
   server: ServerContext,
   handshake: HandshakeAuth | undefined,
   startKey: string | undefined,
   sessionId: string,
-): AuthResult {
+): Promise<AuthResult> {
   let token: string;
   let credential: Credential;
   if (handshake) {
@@ -29,7 +30,7 @@ export function authenticateStart(
     ({ token, credential } = handshake);
   } else {
     if (startKey === undefined) return { ok: false, detail: 'an API key is required: Authorization: Bearer on the handshake or api_key in the start frame' };
-    const checked = checkKey(startKey, { store: server.keys, secret: server.secret });
+    const checked = await checkKey(startKey, { store: server.stores.keys, secret: server.secret });
     if (!checked.ok) return { ok: false, detail: `key not accepted (${checked.reason})` };
     token = startKey;
     credential = checked.credential;
@@ -38,7 +39,7 @@ export function authenticateStart(
     return { ok: false, detail: 'this scoped key is bound to another session_id' };
   }
   // A key valid at the handshake may have expired or been revoked by the time start arrives.
-  const recheck = checkKey(token, { store: server.keys, secret: server.secret });
+  const recheck = await checkKey(token, { store: server.stores.keys, secret: server.secret });
   if (!recheck.ok) return { ok: false, detail: `key not accepted (${recheck.reason})` };
   return { ok: true, credential, token };
 }

@@ -1,13 +1,14 @@
 import { Session } from '../../session/session.ts';
 import type { SessionDeps } from '../../session/session-deps.ts';
 import { mergeOnResume, resolveSettings, type SessionSettings } from '../../session/settings.ts';
-import type { SessionSnapshot, StashEntry } from '../../session/resume/snapshot.ts';
+import type { StashEntry } from '../../session/resume/snapshot.ts';
 import type { Transport } from '../../session/transport.ts';
 import type { ServerContext } from '../context.ts';
 import type { WsErrorCode } from '../../session/protocol/errors.ts';
 import type { StartFrame } from '../../session/protocol/start.ts';
 import { checkToolChoice, validateTools } from '../../session/protocol/tools.ts';
 import type { Credential } from '../keys/credentials.ts';
+import { StoreUnavailableError } from '../stores/unavailable.ts';
 import { authenticateStart, type HandshakeAuth } from './authenticate.ts';
 
 export interface PreparedSession {
@@ -15,65 +16,76 @@ export interface PreparedSession {
   credential: Credential;
   settings: SessionSettings;
   resumed: boolean;
-  /** The stash entry this start took, so it can be put back if the socket goes before the session begins. */
-  resumedFrom: { token: string; entry: StashEntry; expiresAt: number } | undefined;
+  /** The stash entry a resume took: given back if the session never begins. */
+  taken: { token: string; entry: StashEntry } | undefined;
   /** Builds the session on its transport; `media` overrides the pipeline's formats (WebRTC). */
   build(transport: Transport, media?: SessionDeps['media']): Session;
 }
 
 export type PrepareResult = PreparedSession | { ok: false; code: WsErrorCode; detail: string };
 
-export interface Admission {
+export interface SessionHooks {
   /** Takes a live-session slot; false when the process is full (server_busy). */
   admit(): boolean;
+  /** After every reply: the connection writes the conversation through to a shared stash. */
+  onTurnEnd(): void;
 }
 
 /**
  * Everything between a valid start frame and a live Session: feature checks, authentication,
  * capacity, the resume token, and the session's dependencies. Checks run in the order a client
- * can fix them, and every one of them runs before a resume token is spent: the stash entry is
- * only read while the start is checked, and taken last, so a refused start (even a retryable
- * server_busy) leaves the conversation resumable. `resume_failed` is the one refusal that
- * leaves the socket open for a fresh start.
+ * can fix them; `resume_failed` is the one refusal that leaves the socket open for a fresh start.
+ * A resume token is taken atomically (single use across processes) and given back by every
+ * later refusal, so a refused start (even a retryable server_busy) leaves the conversation
+ * resumable. A store that cannot answer (a persistent key or a token to check) is
+ * `store_unavailable`: retryable, and the token is left as it was.
  */
-export async function prepareSession(server: ServerContext, handshake: HandshakeAuth | undefined, start: StartFrame, admission: Admission): Promise<PrepareResult> {
+export async function prepareSession(server: ServerContext, handshake: HandshakeAuth | undefined, start: StartFrame, hooks: SessionHooks): Promise<PrepareResult> {
+  try {
+    return await prepare(server, handshake, start, hooks);
+  } catch (error) {
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    server.log.warn({ err: error.message, session_id: start.session_id }, 'start refused: a store is unavailable');
+    const what = error.store === 'redis' ? 'the resume stash' : 'the key database';
+    return { ok: false, code: 'store_unavailable', detail: `${what} is unavailable right now; retry shortly (a resume token stays valid)` };
+  }
+}
+
+async function prepare(server: ServerContext, handshake: HandshakeAuth | undefined, start: StartFrame, hooks: SessionHooks): Promise<PrepareResult> {
   const { config } = server;
   const mode = start.mode;
   const tools = mode.tools === undefined ? undefined : validateTools(mode.tools, { webSearch: mode.web_search ?? false, endCall: mode.end_call ?? false });
   if (tools && !tools.ok) return { ok: false, code: 'invalid_tools', detail: tools.detail };
-  const auth = authenticateStart(server, handshake, start.api_key, start.session_id);
+  const auth = await authenticateStart(server, handshake, start.api_key, start.session_id);
   if (!auth.ok) return { ok: false, code: 'unauthorized', detail: auth.detail };
   if (mode.voice !== undefined && !server.voices.find(mode.voice)) return { ok: false, code: 'invalid_start_frame', detail: `mode.voice: unknown voice "${mode.voice}"` };
 
-  let restored: SessionSnapshot | undefined;
-  let found: { entry: StashEntry; expiresAt: number } | undefined;
+  let taken: PreparedSession['taken'];
   if (start.resume_token !== undefined) {
-    found = await server.stash.peek(start.resume_token);
-    if (!found) return { ok: false, code: 'resume_failed', detail: 'resume token is unknown, expired or already used; start again without it' };
-    // Not this caller's conversation: refuse, and leave it for its owner.
-    if (found.entry.account !== auth.credential.account || found.entry.sessionId !== start.session_id) {
-      return { ok: false, code: 'resume_failed', detail: 'resume token belongs to another account or session; start again without it' };
-    }
-    restored = found.entry.snapshot;
+    // Not this caller's conversation: refused, and left for its owner.
+    const result = await server.stores.stash.take(start.resume_token, { account: auth.credential.account, sessionId: start.session_id });
+    if (result.status === 'not_owner') return { ok: false, code: 'resume_failed', detail: 'resume token belongs to another account or session; start again without it' };
+    if (result.status === 'unknown') return { ok: false, code: 'resume_failed', detail: 'resume token is unknown, expired or already used; start again without it' };
+    taken = { token: start.resume_token, entry: result.entry };
   }
+  const restored = taken?.entry.snapshot;
 
   const settings: SessionSettings = restored
     ? mergeOnResume(restored.settings, mode, start.audio, tools?.ok ? tools.tools : undefined)
     : resolveSettings(mode, start.audio, tools?.ok ? tools.tools : [], { greeting: config.GREETING, voice: config.DEFAULT_VOICE, temperature: config.DEFAULT_TEMPERATURE });
+  // A refusal after the take gives the conversation back: the token works again once fixed.
+  const refuse = async (code: WsErrorCode, detail: string): Promise<PrepareResult> => {
+    if (taken) await server.stores.stash.giveBack(taken.token, taken.entry);
+    return { ok: false, code, detail };
+  };
   const badChoice = checkToolChoice(settings.toolChoice, settings.tools, { webSearch: settings.webSearch, endCall: settings.endCall });
-  if (badChoice) return { ok: false, code: 'invalid_tools', detail: badChoice };
-  if (settings.modality === 'voice' && !start.audio) return { ok: false, code: 'invalid_start_frame', detail: 'audio is required for a voice session' };
-  if (settings.webSearch && !server.search) return { ok: false, code: 'web_search_unavailable', detail: 'mode.web_search needs a search backend: the server has no SEARCH_URL configured' };
+  if (badChoice) return refuse('invalid_tools', badChoice);
+  if (settings.modality === 'voice' && !start.audio) return refuse('invalid_start_frame', 'audio is required for a voice session');
+  if (settings.webSearch && !server.search) return refuse('web_search_unavailable', 'mode.web_search needs a search backend: the server has no SEARCH_URL configured');
   if (settings.modality === 'voice' && !server.voice.ok) {
-    return { ok: false, code: 'voice_unavailable', detail: `voice sessions are not available on this server: ${server.voice.reason}; text sessions still work` };
+    return refuse('voice_unavailable', `voice sessions are not available on this server: ${server.voice.reason}; text sessions still work`);
   }
-  if (!admission.admit()) return { ok: false, code: 'server_busy', detail: 'the server is at MAX_SESSIONS; retry later' };
-
-  // Last: the token is spent only by a start that will run. Another start may have taken it
-  // since it was read (single use): that one won.
-  if (start.resume_token !== undefined && !(await server.stash.take(start.resume_token))) {
-    return { ok: false, code: 'resume_failed', detail: 'resume token was used by another start a moment ago; start again without it' };
-  }
+  if (!hooks.admit()) return refuse('server_busy', 'the server is at MAX_SESSIONS; retry later');
 
   const build = (transport: Transport, media?: SessionDeps['media']): Session => {
   const deps: SessionDeps = {
@@ -94,11 +106,11 @@ export async function prepareSession(server: ServerContext, handshake: Handshake
     historyMaxChars: config.HISTORY_MAX_CHARS,
     signOff: config.WRAP_UP_SIGN_OFF,
     ...(settings.modality === 'voice' && server.voice.ok ? { voice: server.voice } : {}),
+    onTurnEnd: () => hooks.onTurnEnd(),
   };
   const session = new Session(start.session_id, settings, deps);
   if (restored) session.restore(restored);
   return session;
   };
-  const resumedFrom = start.resume_token !== undefined && found ? { token: start.resume_token, entry: found.entry, expiresAt: found.expiresAt } : undefined;
-  return { ok: true, credential: auth.credential, settings, resumed: restored !== undefined, resumedFrom, build };
+  return { ok: true, credential: auth.credential, settings, resumed: taken !== undefined, taken, build };
 }

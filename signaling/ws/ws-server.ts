@@ -5,6 +5,8 @@ import { HTTP_ERRORS } from '../../session/protocol/errors.ts';
 import type { ServerContext } from '../context.ts';
 import { checkKey } from '../keys/credentials.ts';
 import { bearerToken } from '../http/json-body.ts';
+import { StoreUnavailableError } from '../stores/unavailable.ts';
+import { RETRY_AFTER_S } from '../http/http-error.ts';
 import type { HandshakeAuth } from './authenticate.ts';
 import { clientAddress } from '../failed-attempts.ts';
 import { Connection } from './connection.ts';
@@ -44,13 +46,14 @@ export function attachWebSocketServer(http: Server, server: ServerContext): Atta
     let handshake: HandshakeAuth | undefined;
     const token = bearerToken(req.headers.authorization);
     if (req.headers.authorization !== undefined) {
-      const checked = checkKey(token, { store: server.keys, secret: server.secret });
+      const checked = await checkKey(token, { store: server.stores.keys, secret: server.secret });
       if (!checked.ok) {
         await server.attempts.failed(address, 'key', checked.reason, token ?? req.headers.authorization);
         return refuse(socket, { status: 401, code: 'unauthorized', detail: `key not accepted (${checked.reason})` });
       }
       handshake = { token: token as string, credential: checked.credential };
     }
+    if (socket.destroyed) return;
     wss.handleUpgrade(req, socket, head, (ws) => {
       liveness.set(ws, { alive: true });
       ws.on('pong', () => {
@@ -67,6 +70,9 @@ export function attachWebSocketServer(http: Server, server: ServerContext): Atta
     // Node hands over the socket without an error listener: a peer that resets it would crash us.
     socket.on('error', (err) => server.log.debug({ err: err.message }, 'upgrade socket error'));
     onUpgrade(req, socket, head).catch((error: unknown) => {
+      if (error instanceof StoreUnavailableError) {
+        return refuse(socket, { status: 503, code: 'store_unavailable', detail: 'the key database is unavailable right now; retry shortly', retryAfterMs: RETRY_AFTER_S * 1000 });
+      }
       server.log.error({ err: error instanceof Error ? error.stack : String(error) }, 'upgrade handling failed');
       refuse(socket, { status: 400, code: 'invalid_request', detail: 'the upgrade request could not be handled' });
     });
@@ -101,12 +107,13 @@ export function attachWebSocketServer(http: Server, server: ServerContext): Atta
   };
 }
 
-const REASONS = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests' } as const;
+const REASONS = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' } as const;
 
 type Refusal =
   | UpgradeRefusal
   | { status: 401; code: 'unauthorized'; detail: string }
-  | { status: 429; code: 'too_many_attempts'; detail: string; retryAfterMs: number };
+  | { status: 429; code: 'too_many_attempts'; detail: string; retryAfterMs: number }
+  | { status: 503; code: 'store_unavailable'; detail: string; retryAfterMs: number };
 
 function refuse(socket: Duplex, refusal: Refusal): void {
   if (socket.destroyed) return;

@@ -93,7 +93,7 @@ describe('resume', () => {
     }
 
     // Cross-account: another account's key cannot take the conversation, and its owner still can.
-    const other = t.server.context.keys.create('globex');
+    const other = await t.server.context.stores.keys.create('globex');
     const victim = await start(sessionId);
     await drop(victim.client);
     const thief = await WsTestClient.open(t.wsUrl);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KeyStore } from '../../keys/key-store.ts';
+import { createPersistentKey } from '../sql-engines.ts';
 import { spawnServerProcess, type ServerProcess } from '../server-process.ts';
 
 /**
@@ -19,9 +19,7 @@ export class FuzzServer {
   static async start(env: Record<string, string> = {}, argv: string[] = [process.execPath, '--import', 'tsx', 'signaling/main.ts']): Promise<FuzzServer> {
     const dataDir = mkdtempSync(join(tmpdir(), 'parley-fuzz-'));
     try {
-      const keys = KeyStore.open(dataDir);
-      const key = keys.create('fuzz').key;
-      keys.close();
+      const { key } = await createPersistentKey({ DATA_DIR: dataDir }, 'fuzz');
       const proc = await spawnServerProcess(argv, {
         env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', LOCAL_LLM_WORD_DELAY_MS: '0', ...env },
       });

@@ -1,0 +1,39 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+/** A commit's tree to run beside this one (BENCH_BASELINE=<git ref>). */
+export interface Baseline {
+  ref: string;
+  sha: string;
+  /** Root of the extracted tree; its node_modules is this checkout's. */
+  dir: string;
+}
+
+/**
+ * BENCH_BASELINE=<git ref> (a commit, tag or branch of this repository): benchmarks that support
+ * it also start that commit's server and measure both side by side in the same run, so a change
+ * is judged against what it replaced under the same machine load. The tree is extracted with
+ * `git archive` into the temp directory once per commit (no worktree, nothing checked out) and
+ * runs on this checkout's node_modules.
+ */
+export function baseline(): Baseline | undefined {
+  const ref = process.env.BENCH_BASELINE;
+  if (!ref) return undefined;
+  const sha = execFileSync('git', ['rev-parse', '--verify', `${ref}^{commit}`], { cwd: REPO, encoding: 'utf8' }).trim();
+  const dir = join(tmpdir(), `parley-baseline-${sha.slice(0, 12)}`);
+  if (!existsSync(join(dir, 'package.json'))) {
+    const partial = `${dir}.${process.pid}`;
+    rmSync(partial, { recursive: true, force: true });
+    mkdirSync(partial, { recursive: true });
+    execFileSync('sh', ['-c', 'git archive "$1" | tar -x -C "$2"', 'sh', sha, partial], { cwd: REPO });
+    symlinkSync(join(REPO, 'node_modules'), join(partial, 'node_modules'));
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(partial, dir);
+  }
+  return { ref, sha, dir };
+}

@@ -1,0 +1,200 @@
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { concat } from '../media/testing/audio-stream.ts';
+import { endAligned, fixture, tone, RATE } from './lib/audio.ts';
+import { baseline } from './lib/baseline.ts';
+import { ChildServer } from './lib/child-server.ts';
+import { LoadMeter } from './lib/load-meter.ts';
+import { percentile, progress, round } from './lib/stats.ts';
+import { toFrames, VoiceClient } from './lib/voice-client.ts';
+import type { Row } from './types.ts';
+
+/**
+ * What one WebSocket voice session costs the server at a fixed load, in figures a busy machine
+ * barely moves: resident memory per added session after a forced GC (and where it sits: JS heap,
+ * ArrayBuffers, the malloc heap), and on-CPU time of the event-loop thread per session-second.
+ * With BENCH_BASELINE=<git ref> the same load also runs on that commit's server, and the two are
+ * measured in alternating windows (ABBA) in one run. Jitter and GC are reported per window too,
+ * but on a busy machine only the CPU and memory figures compare.
+ */
+
+export const name = 'voice-footprint';
+
+const SESSIONS = Number(process.env.BENCH_FOOTPRINT_SESSIONS ?? 100);
+const WINDOW_MS = 8000;
+const SETTLE_MS = 3000;
+const ROUNDS = 2;
+const LOAD_REPLY_TEXT = 'say the weather is mild and the sky is clear today.';
+
+interface Side {
+  label: string;
+  server: ChildServer;
+  sessions: VoiceClient[];
+  windows: Window[];
+}
+
+interface Window {
+  mainMsPerSessionS: number;
+  allMsPerSessionS: number;
+  jitterP99: number;
+  pacerP99: number;
+  gcCount: number;
+  gcMs: number;
+  foreignCores: number;
+}
+
+interface Footprint {
+  rssKb: number;
+  heapKb: number;
+  arrayBuffersKb: number;
+  mallocKb: number;
+}
+
+let counter = 0;
+
+export async function run(): Promise<Row[]> {
+  const base = baseline();
+  const trees = [{ label: 'this tree' }, ...(base ? [{ label: `baseline ${base.ref} (${base.sha.slice(0, 7)})`, repo: base.dir }] : [])];
+  const sides: Side[] = [];
+  const memory = new Map<Side, Footprint>();
+  const clip = endAligned(fixture('twelve.wav'));
+  const loop = toFrames(concat(clip, tone(RATE * 6 - clip.length)));
+  const idle = toFrames(tone(RATE));
+  try {
+    for (const tree of trees) {
+      progress(`voice-footprint: ${tree.label}: ${SESSIONS} sessions`);
+      const server = await ChildServer.start({
+        script: 'bench/lib/fake-voice-server.ts',
+        env: { LOCAL_LLM_WORD_DELAY_MS: '0', BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, MAX_SESSIONS: '2000' },
+        inspectable: true,
+        ...(tree.repo ? { repo: tree.repo } : {}),
+      });
+      const side: Side = { label: tree.label, server, sessions: [], windows: [] };
+      sides.push(side);
+      const before = await footprint(server);
+      while (side.sessions.length < SESSIONS) {
+        const opened = await Promise.all(
+          Array.from({ length: Math.min(25, SESSIONS - side.sessions.length) }, () =>
+            VoiceClient.open(server.wsUrl, { session_id: `footprint-${process.pid}-${++counter}`, api_key: server.apiKey, mode: { kind: 'service', greeting: false }, audio: { sr: RATE, output_encoding: 'pcm16', output_sr: RATE } }, { idle, lean: true }),
+          ),
+        );
+        for (const c of opened) c.mic.setLoop(loop, Math.floor(Math.random() * loop.length));
+        side.sessions.push(...opened);
+      }
+      // Memory while every session talks and hears its replies (the other tree's sessions are quiet).
+      talk(side, true);
+      await sleep(SETTLE_MS + 2000);
+      const after = await footprint(server);
+      talk(side, false);
+      memory.set(side, {
+        rssKb: (after.rssKb - before.rssKb) / SESSIONS,
+        heapKb: (after.heapKb - before.heapKb) / SESSIONS,
+        arrayBuffersKb: (after.arrayBuffersKb - before.arrayBuffersKb) / SESSIONS,
+        mallocKb: (after.mallocKb - before.mallocKb) / SESSIONS,
+      });
+    }
+    for (let r = 0; r < ROUNDS; r += 1) {
+      for (const side of r % 2 === 0 ? sides : [...sides].reverse()) {
+        progress(`voice-footprint: window ${r + 1}/${ROUNDS}, ${side.label}`);
+        side.windows.push(await measure(side));
+      }
+    }
+  } finally {
+    for (const side of sides) {
+      await Promise.all(side.sessions.map((s) => s.close()));
+      await side.server.stop();
+    }
+  }
+  return sides.flatMap((side) => rows(side, memory.get(side)!));
+}
+
+function talk(side: Side, on: boolean): void {
+  for (const s of side.sessions) {
+    if (on) s.mic.start(Math.random() * 20);
+    else s.mic.stop();
+  }
+}
+
+async function measure(side: Side): Promise<Window> {
+  const { server, sessions } = side;
+  talk(side, true);
+  await sleep(SETTLE_MS);
+  await server.eventLoopDelay(10000);
+  for (const s of sessions) {
+    s.jitter.deviations.length = 0;
+    s.recording = true;
+  }
+  const load = new LoadMeter(() => server.cpuMs());
+  const main0 = server.mainThreadCpuMs();
+  const all0 = server.cpuMs();
+  const t0 = performance.now();
+  load.begin();
+  await sleep(WINDOW_MS);
+  load.end();
+  const wall = performance.now() - t0;
+  const main = server.mainThreadCpuMs() - main0;
+  const all = server.cpuMs() - all0;
+  const timing = await server.eventLoopDelay(10000);
+  for (const s of sessions) s.recording = false;
+  talk(side, false);
+  const deviations = sessions.flatMap((s) => s.jitter.deviations);
+  await sleep(1500);
+  const perSessionS = (ms: number): number => (ms / wall) * (1000 / sessions.length);
+  return {
+    mainMsPerSessionS: perSessionS(main),
+    allMsPerSessionS: perSessionS(all),
+    jitterP99: deviations.length > 0 ? percentile(deviations, 99) : Number.NaN,
+    pacerP99: timing.pacer.p99,
+    gcCount: timing.gc.count,
+    gcMs: timing.gc.totalMs,
+    foreignCores: load.foreignCores,
+  };
+}
+
+/** Resident memory, JS heap and ArrayBuffers after a full GC, and the malloc heap ([heap] in smaps), in KB. */
+async function footprint(server: ChildServer): Promise<Footprint> {
+  const inspector = await server.inspect();
+  await inspector.collectGarbage();
+  const usage = await inspector.memoryUsage();
+  return { rssKb: usage.rss / 1024, heapKb: usage.heapUsed / 1024, arrayBuffersKb: usage.arrayBuffers / 1024, mallocKb: mallocHeapKb(server.pid) };
+}
+
+function mallocHeapKb(pid: number): number {
+  let kb = 0;
+  let inHeap = false;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inHeap = line.trimEnd().endsWith('[heap]');
+    else if (inHeap && line.startsWith('Rss:')) kb += Number(/(\d+)/.exec(line)?.[1] ?? 0);
+  }
+  return kb;
+}
+
+function rows(side: Side, mem: Footprint): Row[] {
+  const suffix = side.label === 'this tree' ? '' : `, ${side.label}`;
+  const mean = (f: (w: Window) => number): number => side.windows.reduce((a, w) => a + f(w), 0) / side.windows.length;
+  const perWindow = side.windows.map((w) => `${round(w.mainMsPerSessionS, 2)}`).join(', ');
+  return [
+    {
+      benchmark: name,
+      metric: `resident memory per added voice session, talking, after GC${suffix}`,
+      value: Math.round(mem.rssKb),
+      unit: 'KB',
+      note:
+        `target < 512 KB; (RSS with ${SESSIONS} talking sessions − RSS with none) / ${SESSIONS}, each after a full GC (V8 inspector); of it JS heap ${Math.round(mem.heapKb)} KB, ` +
+        `ArrayBuffers ${Math.round(mem.arrayBuffersKb)} KB, malloc heap ([heap] in /proc/<pid>/smaps) ${Math.round(mem.mallocKb)} KB per session; ` +
+        `each session loops twelve.wav + room tone (6 s) and gets a ≈3.3 s reply per loop (fake ASR/TTS, local model), 16 kHz PCM16 both ways`,
+    },
+    {
+      benchmark: name,
+      metric: `event-loop thread CPU per voice session-second, ${SESSIONS} sessions${suffix}`,
+      value: round(mean((w) => w.mainMsPerSessionS), 3),
+      unit: 'ms CPU/s',
+      note:
+        `on-CPU time of the server's main thread (/proc schedstat, ns) over ${side.windows.length} windows of ${WINDOW_MS / 1000} s (${perWindow}), ` +
+        `alternating with the other tree's windows when BENCH_BASELINE is set; all server threads ${round(mean((w) => w.allMsPerSessionS), 3)} ms/s; ` +
+        `per window ${round(mean((w) => w.gcCount), 1)} GC pauses (${round(mean((w) => w.gcMs), 0)} ms); downlink jitter p99 ${round(mean((w) => w.jitterP99), 1)} ms, ` +
+        `server pacer send lateness p99 ${round(mean((w) => w.pacerP99), 1)} ms (meaningful on a quiet machine only: other processes used ${round(mean((w) => w.foreignCores), 2)} cores, load average ${round(loadavg()[0] ?? 0, 1)})`,
+    },
+  ];
+}

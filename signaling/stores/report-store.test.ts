@@ -1,0 +1,57 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { JsonLinesReportStore, type ReportKind, type ReportRecord, type ReportStore } from '../one-shot-store.ts';
+import { sqlEngines } from '../testing/sql-engines.ts';
+import { SqlReportStore } from './sql/sql-report-store.ts';
+import { StoreUnavailableError } from './unavailable.ts';
+
+interface Harness {
+  store: ReportStore;
+  /** What was stored, read back the way an operator would. */
+  stored(kind: ReportKind): Promise<unknown[]>;
+  breakIt(): Promise<void>;
+}
+
+/** The report store contract: JSON lines under DATA_DIR (embedded) and PostgreSQL. */
+describe.each(sqlEngines())('ReportStore with $name', (engine) => {
+  afterAll(() => engine.cleanup());
+
+  const open = async (): Promise<Harness> => {
+    const database = await engine.fresh();
+    if (engine.name === 'postgres') {
+      return {
+        store: new SqlReportStore(database),
+        stored: async (kind) => (await database.db.selectFrom('reports').select('body').where('kind', '=', kind).orderBy('received_at').execute()).map((r) => r.body),
+        breakIt: () => database.close(),
+      };
+    }
+    const dir = join((await engine.settings()).DATA_DIR, 'reports');
+    const file = (kind: ReportKind) => join(dir, kind === 'feedback' ? 'feedback.jsonl' : 'client-errors.jsonl');
+    return {
+      store: new JsonLinesReportStore(dir, 1 << 20),
+      stored: async (kind) => readFileSync(file(kind), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown),
+      // A file where the directory should be: appends fail as a broken disk would make them.
+      breakIt: async () => writeFileSync(dir, 'not a directory'),
+    };
+  };
+
+  it('keeps every report whole, by kind, in arrival order', async () => {
+    const h = await open();
+    const record = (id: string, extra: Record<string, unknown>): ReportRecord => ({ id, received_at: new Date().toISOString(), account: 'acme', session_id: 'call-1', ...extra });
+    const feedback = [record('fb_1', { rating: 5, text: 'clear' }), record('fb_2', { rating: 'down', device: 'phone' })];
+    const crash = record('ce_1', { detail: 'AudioContext failed', context: { state: 'suspended', nested: [1, 2] } });
+    for (const r of feedback) await h.store.append('feedback', r);
+    await h.store.append('client_error', crash);
+    expect(await h.stored('feedback')).toEqual(feedback);
+    expect(await h.stored('client_error')).toEqual([crash]);
+  });
+
+  it('a report that cannot be stored rejects (the sender is not acknowledged)', async () => {
+    const h = await open();
+    await h.breakIt();
+    const failed = h.store.append('feedback', { id: 'fb_x', received_at: new Date().toISOString(), account: 'acme', session_id: 's' });
+    if (engine.name === 'postgres') await expect(failed).rejects.toBeInstanceOf(StoreUnavailableError);
+    else await expect(failed).rejects.toThrow();
+  });
+});

@@ -1,0 +1,89 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { MemoryResumeStash, type ResumeStash } from '../../session/resume/resume-stash.ts';
+import type { Config } from '../config.ts';
+import type { KeyStore } from '../keys/key-store.ts';
+import { JsonLinesReportStore, type ReportStore } from '../one-shot-store.ts';
+import { MemoryLiveSessions, type LiveSessionStore } from './live-sessions.ts';
+import { createRateCounter, type RateCounter } from './rate-counter.ts';
+import { RedisConnection } from './redis/redis-connection.ts';
+import { RedisLiveSessions } from './redis/redis-live-sessions.ts';
+import { RedisResumeStash } from './redis/redis-resume-stash.ts';
+import { openSqlDatabase } from './sql/sql-database.ts';
+import { SqlKeyStore } from './sql/sql-key-store.ts';
+import { SqlReportStore } from './sql/sql-report-store.ts';
+import type { StoreLog } from './unavailable.ts';
+
+/** One shared dependency as /readyz reports it. */
+export interface DependencyCheck {
+  name: string;
+  check(): Promise<boolean>;
+}
+
+/** Everything a server process shares with the others of its deployment (or keeps alone). */
+export interface Stores {
+  keys: KeyStore;
+  reports: ReportStore;
+  stash: ResumeStash;
+  live: LiveSessionStore;
+  /** A counter for a rate limit: `points` per `durationS` per key, across processes with Redis. */
+  rateCounter(name: string, points: number, durationS: number): RateCounter;
+  /** The configured engines, for readiness. */
+  checks: DependencyCheck[];
+  /** Runs after Redis was unreachable and answers again (its contents may have been lost). */
+  onSharedStateRecovered(listener: () => void): void;
+  close(): Promise<void>;
+}
+
+export type StoreConfig = Pick<Config, 'DATA_DIR' | 'DATABASE_URL' | 'REDIS_URL' | 'REDIS_KEY_PREFIX' | 'RESUME_TTL_S' | 'SESSION_LEASE_MS' | 'REPORTS_MAX_BYTES'>;
+
+/** How long the start waits for Redis before serving without it (degraded, logged). */
+const REDIS_START_WAIT_MS = 3000;
+
+/**
+ * The one place stores are built: PostgreSQL when DATABASE_URL is set (else SQLite in
+ * DATA_DIR), Redis when REDIS_URL is set (else this process's memory). The schema is migrated
+ * first, under a lock, so processes starting together do not race; a database that cannot be
+ * reached stops the start with its error.
+ */
+export async function createStores(config: StoreConfig, log: StoreLog): Promise<Stores> {
+  const database = openSqlDatabase(config, log);
+  let redis: RedisConnection | undefined;
+  try {
+    const applied = await database.migrate();
+    if (applied.length > 0) log.info({ migrations: applied, engine: database.engine }, 'database schema migrated');
+    const instance = `${hostname()}:${process.pid}:${randomBytes(2).toString('hex')}`;
+    const ttlMs = config.RESUME_TTL_S * 1000;
+    const checks: DependencyCheck[] = [];
+    if (database.engine === 'postgres') checks.push({ name: 'postgres', check: () => database.ping() });
+    let stash: ResumeStash = new MemoryResumeStash(ttlMs);
+    let live: LiveSessionStore = new MemoryLiveSessions(instance);
+    if (config.REDIS_URL) {
+      const connection = new RedisConnection(config.REDIS_URL, config.REDIS_KEY_PREFIX, log);
+      redis = connection;
+      await connection.waitReady(REDIS_START_WAIT_MS);
+      stash = new RedisResumeStash(connection, ttlMs);
+      live = new RedisLiveSessions(connection, instance, config.SESSION_LEASE_MS);
+      checks.push({ name: 'redis', check: async () => connection.ready });
+    }
+    return {
+      keys: new SqlKeyStore(database),
+      reports: database.engine === 'postgres' ? new SqlReportStore(database) : new JsonLinesReportStore(config.DATA_DIR, config.REPORTS_MAX_BYTES),
+      stash,
+      live,
+      rateCounter: (name, points, durationS) => createRateCounter(name, points, durationS, redis),
+      checks,
+      onSharedStateRecovered: (listener) => redis?.onRecovered(listener),
+      async close() {
+        await live.close();
+        if (stash instanceof MemoryResumeStash) stash.close();
+        await redis?.close();
+        await database.close();
+      },
+    };
+  } catch (error) {
+    await redis?.close();
+    await database.close();
+    throw error;
+  }
+}

@@ -1,16 +1,17 @@
 import type { Duplex } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import type { Session } from '../../session/session.ts';
-import { randomId } from '../../session/ids.ts';
 import type { ServerContext } from '../context.ts';
 import { errorFrame, WS_ERRORS, type ErrorCode, type WsErrorCode } from '../../session/protocol/errors.ts';
 import { parseClientFrame } from '../../session/protocol/parse.ts';
 import type { StartFrame } from '../../session/protocol/start.ts';
 import type { HandshakeAuth } from './authenticate.ts';
 import type { RegisteredSession } from '../session-registry.ts';
-import { prepareSession } from './open-session.ts';
-import { acceptOneShot } from './one-shot.ts';
+import { prepareSession, type PreparedSession } from './open-session.ts';
+import { answerOneShot } from './one-shot.ts';
+import { StartRefusals } from './start-refusals.ts';
 import type { ClientFrameOf } from '../../session/protocol/client.ts';
+import { LiveRecord } from './live-record.ts';
 import { WebSocketTransport } from './ws-transport.ts';
 import { WebRtcSetup } from '../webrtc/webrtc-setup.ts';
 import type { WebRtcTransport } from '../webrtc/webrtc-transport.ts';
@@ -24,8 +25,10 @@ import type { Transport } from '../../session/transport.ts';
 export class Connection implements RegisteredSession {
   sessionId = '';
   private session: Session | undefined;
-  private account = '';
-  private resumeToken = '';
+  /** The conversation's lease and stash entry, from the accepted start on. */
+  private record: LiveRecord | undefined;
+  /** A stash entry this connection's start took, until its session begins. */
+  private untaken: PreparedSession['taken'];
   private readonly transport: WebSocketTransport;
   /** Where frames go: the socket, or the WebRTC transport once a call is connected. */
   private frames: Transport;
@@ -38,17 +41,16 @@ export class Connection implements RegisteredSession {
   private registered = false;
   private failing = false;
   private ended = false;
-  /** Resume attempts refused on this socket: past RESUME_FAILURES_PER_CONNECTION it is closed. */
-  private failedResumes = 0;
+  private readonly refusals: StartRefusals;
 
   constructor(
     ws: WebSocket,
     socket: Duplex,
     private readonly server: ServerContext,
     private readonly handshake: HandshakeAuth | undefined,
-    /** The client's address, for the failed-attempt counts. */
-    private readonly address: string,
+    address: string,
   ) {
+    this.refusals = new StartRefusals(server, handshake, address);
     this.transport = new WebSocketTransport(ws, socket, server.config, (code, detail) => this.fail(code, detail));
     this.frames = this.transport;
     ws.on('message', (data, isBinary) => this.onMessage(toBuffer(data), isBinary));
@@ -64,8 +66,16 @@ export class Connection implements RegisteredSession {
     this.startTimer = setTimeout(() => this.fail('start_timeout', `no start frame within ${server.config.START_TIMEOUT_MS} ms`), server.config.START_TIMEOUT_MS);
   }
 
+  get resumeToken(): string {
+    return this.session ? (this.record?.token ?? '') : '';
+  }
+
   shutdown(code: 'server_restarting'): void {
     this.fail(code, 'the server is restarting; reconnect and resume with your resume_token');
+  }
+
+  checkpoint(): void {
+    if (this.session && !this.failing && !this.ended) this.record?.checkpoint(this.session);
   }
 
   private onMessage(bytes: Buffer, isBinary: boolean): void {
@@ -135,55 +145,45 @@ export class Connection implements RegisteredSession {
   /** A report on a socket of its own: store, acknowledge, close cleanly. */
   private onOneShot(frame: ClientFrameOf<'feedback' | 'client_error'>): void {
     clearTimeout(this.startTimer);
-    void acceptOneShot(this.server, this.handshake, frame).then(
-      async (result) => {
-        if (!result.ok) {
-          await this.server.attempts.failed(this.address, 'key', result.detail, frame.api_key ?? this.handshake?.token, frame.session_id);
-          return this.fail('unauthorized', result.detail);
-        }
-        this.transport.sendFrame(result.ack);
-        this.transport.close(1000, 'reported');
-      },
-      (error: unknown) => {
-        this.server.log.error({ err: String(error) }, 'storing a report failed');
-        this.fail('internal_error', 'the report could not be stored');
-      },
-    );
+    answerOneShot(this.server, this.handshake, frame, { transport: this.transport, refusals: this.refusals, fail: (code, detail) => this.fail(code, detail) });
   }
 
   private async onStart(start: StartFrame): Promise<void> {
+    const starting = this.start(start);
+    this.server.sessions.trackStart(starting);
+    await starting;
+  }
+
+  private async start(start: StartFrame): Promise<void> {
     this.sessionId = start.session_id;
-    const waitMs = await this.server.attempts.refusedFor(this.address);
+    const waitMs = await this.refusals.waitMs();
     if (waitMs !== undefined) return this.tooManyAttempts(waitMs);
-    const prepared = await prepareSession(this.server, this.handshake, start, { admit: () => this.admit() });
-    if (this.ended) {
-      // The socket went while the token was being taken: the conversation waits for it again.
-      if (prepared.ok && prepared.resumedFrom) {
-        const { token, entry, expiresAt } = prepared.resumedFrom;
-        void this.server.stash.put(token, entry, Math.max(1, expiresAt - Date.now()));
-      }
-      return;
-    }
+    const prepared = await prepareSession(this.server, this.handshake, start, { admit: () => this.admit(), onTurnEnd: () => this.checkpoint() });
+    // Until the session begins, a conversation this start took is given back if the start ends.
+    if (prepared.ok) this.untaken = prepared.taken;
+    if (this.ended) return this.giveBack();
     if (!prepared.ok) {
       this.leaveRegistry();
-      if (prepared.code === 'unauthorized') await this.server.attempts.failed(this.address, 'key', prepared.detail, start.api_key ?? this.handshake?.token, start.session_id);
-      if (prepared.code !== 'resume_failed') return this.fail(prepared.code, prepared.detail);
       // A failed resume leaves the socket open: the client may start fresh on it, a few times.
-      await this.server.attempts.failed(this.address, 'resume', prepared.detail, start.resume_token, start.session_id);
-      this.failedResumes += 1;
-      if (this.failedResumes >= this.server.config.RESUME_FAILURES_PER_CONNECTION) {
-        return this.fail('too_many_attempts', `${this.failedResumes} resume attempts failed on this socket; open a new one to start fresh`);
-      }
-      return this.sendError(prepared.code, prepared.detail);
+      const refusal = await this.refusals.startRefused(prepared.code, prepared.detail, start);
+      return refusal.fatal ? this.fail(refusal.code, refusal.detail) : this.sendError(refusal.code, refusal.detail);
     }
+    if (this.server.draining) return this.fail('server_restarting', 'the server is restarting; reconnect and resume with your resume_token');
     clearTimeout(this.startTimer);
-    this.account = prepared.credential.account;
+    const transport = start.transport?.kind === 'webrtc' ? 'webrtc' : 'websocket';
+    const record = new LiveRecord(this.server, { account: prepared.credential.account, sessionId: start.session_id }, { modality: prepared.settings.modality, transport }, () =>
+      this.fail('resumed_elsewhere', 'this conversation was resumed on another connection with its resume token'),
+    );
+    this.record = record;
+    await record.register();
+    if (this.ended) return;
     if (prepared.credential.kind === 'scoped') this.armExpiry(prepared.credential.expiresAt);
     const begin = (session: Session): void => {
       this.session = session;
-      session.log.info({ modality: session.settings.modality, transport: this.webrtc ? 'webrtc' : 'websocket', key_kind: prepared.credential.kind, resumed: prepared.resumed }, 'session started');
-      this.resumeToken = randomId('rt', 32);
-      session.begin(this.resumeToken);
+      this.untaken = undefined;
+      session.log.info({ modality: session.settings.modality, transport, key_kind: prepared.credential.kind, resumed: prepared.resumed }, 'session started');
+      session.begin(record.token);
+      record.checkpoint(session);
     };
     if (start.transport?.kind !== 'webrtc') return begin(prepared.build(this.transport));
     // WebRTC: ready waits until the peer is connected, so the greeting is never spoken into a
@@ -196,16 +196,7 @@ export class Connection implements RegisteredSession {
         this.webrtcTransport = transport;
         begin(session);
       },
-      onControl: (text) => {
-        try {
-          if (text.length > this.server.config.MAX_FRAME_BYTES) {
-            return this.sendError('frame_too_large', `control message of ${text.length} characters exceeds MAX_FRAME_BYTES (${this.server.config.MAX_FRAME_BYTES})`);
-          }
-          this.onText(text);
-        } catch (error) {
-          this.server.log.error({ err: error instanceof Error ? error.stack : String(error) }, 'control frame handling failed');
-        }
-      },
+      onControl: (text) => this.onText(text),
       onGone: () => this.teardown(this.webrtcTransport?.closeCode ?? 1006),
     });
     this.startTimer = setTimeout(() => this.fail('start_timeout', 'the WebRTC call did not connect in time'), this.server.config.START_TIMEOUT_MS * 3);
@@ -242,15 +233,33 @@ export class Connection implements RegisteredSession {
     this.frames.sendFrame(errorFrame(code, detail));
   }
 
-  /** A fatal error: the frame, then the close code documented for it. */
+  /**
+   * A fatal error: the frame, then the close code documented for it. A live conversation is
+   * stashed first, because the client may reconnect to another process the moment it hears.
+   */
   private fail(code: WsErrorCode, detail: string): void {
     if (this.ended || this.failing) return;
     this.failing = true;
-    this.sendError(code, detail);
     const spec = WS_ERRORS[code];
     const closeCode = 'close' in spec ? spec.close : 1011;
-    this.frames.close(closeCode, code);
-    this.teardown(closeCode);
+    const close = (): void => {
+      this.sendError(code, detail);
+      this.frames.close(closeCode, code);
+      this.teardown(closeCode);
+    };
+    if (this.session && this.record) void this.record.stash(this.session).finally(close);
+    else close();
+  }
+
+  /** A start that took a conversation ended before its session began: the token works again. */
+  private giveBack(): void {
+    const untaken = this.untaken;
+    if (!untaken) return;
+    this.untaken = undefined;
+    const given = this.server.stores.stash.giveBack(untaken.token, untaken.entry).catch((error: unknown) =>
+      this.server.log.warn({ err: error instanceof Error ? error.message : String(error), session_id: untaken.entry.sessionId }, 'giving a taken conversation back failed: it is lost'),
+    );
+    this.server.sessions.track(given);
   }
 
   /** Never throws: it runs in socket and peer event handlers, where an exception ends the process. */
@@ -272,22 +281,15 @@ export class Connection implements RegisteredSession {
     clearTimeout(this.expiryTimer);
     if (!this.session) this.webrtc?.close();
     const session = this.session;
-    if (session) {
+    const record = this.record;
+    if (session && record) {
       // 1000 is a clean end (the client closed, or the call ended): nothing to resume.
-      if (code !== 1000) {
-        const entry = { account: this.account, sessionId: this.sessionId };
-        session
-          .detach()
-          .then((snapshot) => this.server.stash.put(this.resumeToken, { ...entry, snapshot }, this.server.config.RESUME_TTL_S * 1000))
-          .catch((error: unknown) => {
-            this.server.log.error({ err: error instanceof Error ? error.stack : String(error), session_id: this.sessionId }, 'stashing the session failed');
-            session.close();
-          });
-      } else {
-        session.close();
-      }
+      if (code === 1000) record.end(session);
+      else void record.stash(session);
       session.log.info({ close_code: code, stashed: code !== 1000 }, 'session ended');
     }
+    record?.release();
+    this.giveBack();
   }
 }
 

@@ -24,6 +24,8 @@ export const ConfigSchema = z.object({
   DATA_DIR: z.string().min(1).default('./data'),
   /** Feedback or client-error reports kept per file before it is rotated to `<file>.1`. */
   REPORTS_MAX_BYTES: z.coerce.number().int().min(65536).default(10 * 1024 * 1024),
+  /** With DATABASE_URL: feedback or client-error reports kept per kind (the oldest go first). */
+  REPORTS_MAX_ROWS: z.coerce.number().int().min(100).default(100_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   SCOPED_KEY_TTL_S: positiveInt.default(7800),

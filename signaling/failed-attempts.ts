@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
 
@@ -10,22 +10,20 @@ export type AttemptKind = 'key' | 'resume';
  * Failed authentications and resume attempts, counted per client address (the per-connection
  * count lives with the connection). Past AUTH_FAILURES_PER_ADDRESS failures in
  * AUTH_FAILURE_WINDOW_S, an address is refused every further attempt, right or wrong, until the
- * window has passed: guessing keys or resume tokens stops being free. rate-limiter-flexible holds
- * the counters (the per-account limits use it too, and it moves to Redis unchanged).
+ * window has passed: guessing keys or resume tokens stops being free. The counters are the
+ * stores' rate limiter: in memory, or in Redis when configured, so an address is counted across
+ * every process of the deployment.
  */
 export class FailedAttempts {
-  private readonly byAddress: RateLimiterMemory;
-
   constructor(
     private readonly config: Pick<Config, 'AUTH_FAILURES_PER_ADDRESS' | 'AUTH_FAILURE_WINDOW_S'>,
     private readonly log: Logger,
-  ) {
-    this.byAddress = new RateLimiterMemory({
-      keyPrefix: 'auth-fail',
-      points: config.AUTH_FAILURES_PER_ADDRESS,
-      duration: config.AUTH_FAILURE_WINDOW_S,
-      blockDuration: config.AUTH_FAILURE_WINDOW_S,
-    });
+    private readonly byAddress: RateLimiterAbstract,
+  ) {}
+
+  /** The limiter's shape for these settings: past the limit, blocked for the rest of a window. */
+  static limiterOptions(config: Pick<Config, 'AUTH_FAILURES_PER_ADDRESS' | 'AUTH_FAILURE_WINDOW_S'>): { points: number; durationS: number; blockDurationS: number } {
+    return { points: config.AUTH_FAILURES_PER_ADDRESS, durationS: config.AUTH_FAILURE_WINDOW_S, blockDurationS: config.AUTH_FAILURE_WINDOW_S };
   }
 
   /** Milliseconds until this address may try again, or undefined when it may now. */

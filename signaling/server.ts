@@ -54,7 +54,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     sessions: new SessionRegistry(config.MAX_SESSIONS),
     voice,
     search: config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL, { timeoutMs: config.SEARCH_TIMEOUT_MS, connections: config.PROVIDER_CONNECTIONS }) : undefined,
-    attempts: new FailedAttempts(config, log),
+    attempts: new FailedAttempts(config, log, stores.rateLimiter('auth-fail', FailedAttempts.limiterOptions(config))),
     draining: false,
   };
   const http = createServer(createHttpApp(context).callback());

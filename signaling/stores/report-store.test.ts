@@ -21,7 +21,7 @@ describe.each(sqlEngines())('ReportStore with $name', (engine) => {
     const database = await engine.fresh();
     if (engine.name === 'postgres') {
       return {
-        store: new SqlReportStore(database),
+        store: new SqlReportStore(database, 100),
         stored: async (kind) => (await database.db.selectFrom('reports').select('body').where('kind', '=', kind).orderBy('received_at').execute()).map((r) => r.body),
         breakIt: () => database.close(),
       };
@@ -53,5 +53,18 @@ describe.each(sqlEngines())('ReportStore with $name', (engine) => {
     const failed = h.store.append('feedback', { id: 'fb_x', received_at: new Date().toISOString(), account: 'acme', session_id: 's' });
     if (engine.name === 'postgres') await expect(failed).rejects.toBeInstanceOf(StoreUnavailableError);
     else await expect(failed).rejects.toThrow();
+  });
+
+  it.runIf(engine.name === 'postgres')('keeps the newest REPORTS_MAX_ROWS of a kind and drops the oldest as new ones arrive', async () => {
+    const database = await engine.fresh();
+    const store = new SqlReportStore(database, 100);
+    const at = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+    for (let i = 0; i < 103; i += 1) await store.append('feedback', { id: `fb_${i}`, received_at: at(i), account: 'acme', session_id: 's', rating: 5 });
+    await store.append('client_error', { id: 'ce_0', received_at: at(0), account: 'acme', session_id: 's', detail: 'x' });
+    const ids = (await database.db.selectFrom('reports').select(['id', 'kind']).orderBy('received_at').execute()).filter((r) => r.kind === 'feedback').map((r) => r.id);
+    expect(ids).toHaveLength(100);
+    expect(ids[0]).toBe('fb_3');
+    expect(ids.at(-1)).toBe('fb_102');
+    expect(await database.db.selectFrom('reports').select('id').where('kind', '=', 'client_error').execute()).toHaveLength(1);
   });
 });

@@ -5,7 +5,8 @@ import type { Config } from '../config.ts';
 import type { KeyStore } from '../keys/key-store.ts';
 import { JsonLinesReportStore, type ReportStore } from '../one-shot-store.ts';
 import { MemoryLiveSessions, type LiveSessionStore } from './live-sessions.ts';
-import { createRateCounter, type RateCounter } from './rate-counter.ts';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import { createRateCounter, createRateLimiter, type LimiterOptions, type RateCounter } from './rate-counter.ts';
 import { RedisConnection } from './redis/redis-connection.ts';
 import { RedisLiveSessions } from './redis/redis-live-sessions.ts';
 import { RedisResumeStash } from './redis/redis-resume-stash.ts';
@@ -28,6 +29,8 @@ export interface Stores {
   live: LiveSessionStore;
   /** A counter for a rate limit: `points` per `durationS` per key, across processes with Redis. */
   rateCounter(name: string, points: number, durationS: number): RateCounter;
+  /** A rate-limiter-flexible limiter of its own shape, shared the same way. */
+  rateLimiter(name: string, options: LimiterOptions): RateLimiterAbstract;
   /** The configured engines, for readiness. */
   checks: DependencyCheck[];
   /** Runs after Redis was unreachable and answers again (its contents may have been lost). */
@@ -35,7 +38,7 @@ export interface Stores {
   close(): Promise<void>;
 }
 
-export type StoreConfig = Pick<Config, 'DATA_DIR' | 'DATABASE_URL' | 'REDIS_URL' | 'REDIS_KEY_PREFIX' | 'RESUME_TTL_S' | 'SESSION_LEASE_MS' | 'REPORTS_MAX_BYTES'>;
+export type StoreConfig = Pick<Config, 'DATA_DIR' | 'DATABASE_URL' | 'REDIS_URL' | 'REDIS_KEY_PREFIX' | 'RESUME_TTL_S' | 'SESSION_LEASE_MS' | 'REPORTS_MAX_BYTES' | 'REPORTS_MAX_ROWS'>;
 
 /** How long the start waits for Redis before serving without it (degraded, logged). */
 const REDIS_START_WAIT_MS = 3000;
@@ -68,10 +71,11 @@ export async function createStores(config: StoreConfig, log: StoreLog): Promise<
     }
     return {
       keys: new SqlKeyStore(database),
-      reports: database.engine === 'postgres' ? new SqlReportStore(database) : new JsonLinesReportStore(config.DATA_DIR, config.REPORTS_MAX_BYTES),
+      reports: database.engine === 'postgres' ? new SqlReportStore(database, config.REPORTS_MAX_ROWS) : new JsonLinesReportStore(config.DATA_DIR, config.REPORTS_MAX_BYTES),
       stash,
       live,
       rateCounter: (name, points, durationS) => createRateCounter(name, points, durationS, redis),
+      rateLimiter: (name, options) => createRateLimiter(name, options, redis),
       checks,
       onSharedStateRecovered: (listener) => redis?.onRecovered(listener),
       async close() {

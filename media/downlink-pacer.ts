@@ -8,6 +8,8 @@ export interface PacerOptions {
   /** Audio sent ahead of real time so the client's jitter buffer never runs dry. */
   leadMs?: number;
   send(frame: Int16Array): void;
+  /** How late each frame the clock sends left, against its slot (ms): the host's metrics hook. */
+  onLate?(ms: number): void;
   clock?: PacerClock;
 }
 
@@ -147,7 +149,7 @@ export class DownlinkPacer implements Ticking, Processor<Int16Array> {
     while (this.queued >= this.frameSamples && this.nextAt !== undefined && this.nextAt - this.leadMs <= now) {
       const frame = this.takeFrame();
       // The lead a run opens with leaves at once by design; only frames the clock sends count.
-      if (onClock) this.clock.onLateness?.(performance.now() - (this.nextAt - this.leadMs));
+      if (onClock) this.options.onLate?.(performance.now() - (this.nextAt - this.leadMs));
       this.options.send(frame);
       this.sentMs += DOWNLINK_FRAME_MS;
       this.nextAt += DOWNLINK_FRAME_MS;

@@ -82,9 +82,11 @@ export type EndpointEvent =
   | { type: 'speech_start'; preroll: Int16Array[] }
   | { type: 'speech_confirmed' }
   | { type: 'speech_sustained' }
-  | { type: 'pause_probe' }
+  /** silentMs: the silence so far, i.e. how many frames ago the last voiced one was. */
+  | { type: 'pause_probe'; silentMs: number }
   | { type: 'speech_resumed' }
-  | { type: 'turn_end'; voicedMs: number }
+  /** silentMs: the trailing silence counted, i.e. how many frames ago the last voiced one was. */
+  | { type: 'turn_end'; voicedMs: number; silentMs: number }
   | { type: 'noise_dropped'; voicedMs: number };
 
 export class Endpointer {
@@ -168,13 +170,13 @@ export class Endpointer {
     this.silentMs += VAD_FRAME_MS;
     if (o.probeSilenceMs > 0 && !this.probeFired && this.confirmed && this.silentMs >= o.probeSilenceMs && this.voicedMs >= o.minUtteranceSpeechMs) {
       this.probeFired = true;
-      events.push({ type: 'pause_probe' });
+      events.push({ type: 'pause_probe', silentMs: this.silentMs });
     }
     const cuePending = o.lexical && this.probeFired && this.cue === undefined;
     if (this.silentMs >= this.requiredSilenceMs && (!cuePending || this.silentMs >= o.endSilenceMs + o.cueWaitMs)) {
       this.inSegment = false;
       const voicedMs = this.voicedMs;
-      events.push(voicedMs >= o.minUtteranceSpeechMs && this.confirmed ? { type: 'turn_end', voicedMs } : { type: 'noise_dropped', voicedMs });
+      events.push(voicedMs >= o.minUtteranceSpeechMs && this.confirmed ? { type: 'turn_end', voicedMs, silentMs: this.silentMs } : { type: 'noise_dropped', voicedMs });
     }
     return events;
   }

@@ -17,11 +17,6 @@ export class PacerClock {
   private timer: NodeJS.Timeout | undefined;
   private origin = 0;
   private due = 0;
-  /**
-   * Called with the send lateness of every frame paced on this clock (its send time minus its
-   * deadline, ms), when set: instrumentation hooks in here (signaling/observability/pacing.ts).
-   */
-  onLateness: ((lateMs: number) => void) | undefined;
 
   constructor(readonly intervalMs = 5) {}
 

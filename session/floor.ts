@@ -7,6 +7,8 @@ import type { ToolDesk } from './tools/tool-desk.ts';
 import { newTurnId } from './ids.ts';
 import { TurnRunner, type TurnContext, type TurnOptions, type TurnRecord, type TurnStatus } from './turn-runner.ts';
 import type { SpeechOutput } from './voice/speech-output.ts';
+import type { SessionObserver } from './observer.ts';
+import { TurnObservation } from './turn-observation.ts';
 
 export interface FloorParts {
   send(frame: ServerFrame): void;
@@ -17,6 +19,7 @@ export interface FloorParts {
   /** Every reply plans with the desk's tools and hands it each round's calls. */
   desk: ToolDesk;
   log: TurnContext['log'];
+  observer: SessionObserver;
   /** A reply the floor stopped has finished: its record serves a later playback report. */
   stopped(record: TurnRecord, bargeSeq: number): void;
   /** Any reply has finished. */
@@ -45,6 +48,7 @@ export class Floor {
       toolChoice: (round, afterUserTurn) => desk.toolChoice(round, afterUserTurn),
       runTools: (calls, signal) => desk.runRound(calls, signal),
       claimCallId: (modelId) => desk.calls.claimId(modelId),
+      observe: () => new TurnObservation(parts.observer.openTurn()),
       log: parts.log,
     };
   }
@@ -76,12 +80,15 @@ export class Floor {
     return { stop: () => this.stop(runner) };
   }
 
-  /** Stops this reply (default: the one in flight) if it still holds the floor (interrupted, done). */
-  stop(runner: TurnRunner | undefined = this.current): void {
+  /**
+   * Stops this reply (default: the one in flight) if it still holds the floor (interrupted, done).
+   * `speechOnsetAt`: a barge-in, by speech that began then.
+   */
+  stop(runner: TurnRunner | undefined = this.current, speechOnsetAt?: number): void {
     if (!runner?.active || runner !== this.current) return;
     this.seq += 1;
     const seq = this.seq;
-    runner.interrupt(seq);
+    runner.interrupt(seq, speechOnsetAt);
     void runner.done.then((record) => this.parts.stopped(record, seq));
   }
 

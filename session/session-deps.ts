@@ -8,6 +8,7 @@ import type { TextToSpeech } from './providers/tts.ts';
 import type { VoiceCatalog } from './providers/voices.ts';
 import type { ToolDeskOptions } from './tools/tool-desk.ts';
 import type { Transport } from './transport.ts';
+import type { SessionObserver } from './observer.ts';
 import type { BargeInPolicy } from './voice/barge-in.ts';
 
 export interface SessionLog {
@@ -29,6 +30,8 @@ export interface SessionDeps {
   historyMaxChars?: number;
   /** Voice sessions only. */
   voice?: { tts: TextToSpeech; stt: SpeechToText; vad: VadFactory; bargeIn?: BargeInPolicy };
+  /** Metrics, logs and traces of the session's work (none when absent). */
+  observer?: SessionObserver;
   /** The pipeline's own formats when the transport is not the wire format (WebRTC: 48 kHz PCM16 both ways). */
   media?: { inputRate: number; outputRate: number; encoding: OutputEncoding };
   /** Called after every reply ends (its done sent): the moment to write the conversation through. */

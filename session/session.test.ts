@@ -54,7 +54,8 @@ describe('input_text round trip', () => {
 
     expect(reply.deltas).toBe('the quick brown fox jumps');
     expect(reply.utterance).toEqual({ type: 'utterance', text: reply.deltas, turn_id: reply.turnId, barge_seq: 0, corrected: false });
-    expect(reply.done).toEqual({ type: 'done', turn_id: reply.turnId, status: 'completed' });
+    // done carries the turn's waterfall: a typed turn has the model's first token and the first delta.
+    expect(reply.done).toEqual({ type: 'done', turn_id: reply.turnId, status: 'completed', metrics: { llm_first_token: expect.any(Number), text_first_delta: expect.any(Number) } });
 
     // Nothing of another turn is interleaved: every frame from asr to done is this turn's.
     const from = indexOf(client, (f) => f === reply.asr);
@@ -439,6 +440,8 @@ describe('the model request', () => {
 
   it('carries the whole history (system, greeting as assistant, user turns) and mode.temperature', async () => {
     const { client } = openText(t, { temperature: 0.3, instructions: 'Speak like a pirate.' });
+    // The greeting's turn runs from the next tick on: it is in the history once its done is out.
+    await client.waitFor('done');
     const first = fake.requests.length;
     fake.enqueue({ text: 'Ahoy there, matey.' });
     const a = await say(client, 'hello');

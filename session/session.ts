@@ -16,6 +16,8 @@ import type { TurnRecord, TurnRunner } from './turn-runner.ts';
 import type { SpeechOutput } from './voice/speech-output.ts';
 import type { VoiceController, VoiceHost } from './voice/voice-controller.ts';
 import { openVoiceSide } from './voice/voice-side.ts';
+import { NO_OBSERVER, type SessionObserver } from './observer.ts';
+import { TurnObservation } from './turn-observation.ts';
 
 /** How long a drop waits for the reply in flight to stop before the snapshot is taken anyway. */
 const DETACH_SETTLE_MS = 1000;
@@ -36,6 +38,7 @@ export class Session implements VoiceHost {
   private readonly ending: EndOfCall;
   private readonly injection: ContextInjection;
   private readonly routed: RoutedParts;
+  private readonly observer: SessionObserver;
   private greeted = false;
   private closed = false;
   /** Between a drop and the snapshot: no new reply may start. */
@@ -48,6 +51,7 @@ export class Session implements VoiceHost {
   ) {
     this.history = new ConversationHistory(settings.instructions, deps.historyMaxChars);
     this.log = deps.log;
+    this.observer = deps.observer ?? NO_OBSERVER;
     const send = (frame: ServerFrame): void => this.send(frame);
     this.desk = new ToolDesk(
       {
@@ -63,6 +67,7 @@ export class Session implements VoiceHost {
           if (!this.replying && !this.detaching) this.floor.start({ turnId: newTurnId(), extraInstructions: instruction });
         },
         log: deps.log,
+        toolCallEnded: (outcome) => this.observer.toolCallEnded(outcome),
       },
       deps.tools,
     );
@@ -77,6 +82,7 @@ export class Session implements VoiceHost {
       speech: this.speech,
       desk: this.desk,
       log: deps.log,
+      observer: this.observer,
       stopped: (record, seq) => this.voice?.noteInterrupted(record, seq),
       finished: (record) => this.afterTurn(record),
     });
@@ -96,7 +102,11 @@ export class Session implements VoiceHost {
     const live = new LiveSettings(settings, deps.voices, this.desk, send);
     this.routed = {
       settings, floor: this.floor, desk: this.desk, injection: this.injection, live, ending: this.ending, voice: this.voice, send,
-      userText: (text) => void this.userTurn(text, newTurnId(), 'text'),
+      userText: (text) => {
+        const observation = this.observeTurn();
+        observation.mark('inputText');
+        void this.userTurn(text, newTurnId(), 'text', observation);
+      },
       reset: () => this.onReset(),
     };
   }
@@ -143,20 +153,29 @@ export class Session implements VoiceHost {
     this.voice?.input.pushSamples(samples);
   }
 
-  /** A real user turn (typed or spoken) takes the floor and gets a reply. */
-  userTurn(text: string, turnId: string, inputSource: 'voice' | 'text' = 'voice'): TurnRunner | undefined {
+  /**
+   * A real user turn (typed or spoken) takes the floor and gets a reply; `observation` holds the
+   * stages timed before the reply (end of turn, transcription, input_text).
+   */
+  userTurn(text: string, turnId: string, inputSource: 'voice' | 'text' = 'voice', observation?: TurnObservation): TurnRunner | undefined {
     this.ending.userSpoke();
     // A clear yes or no while a permission is held answers it instead of starting a turn.
     if (this.desk.permissions.waiting && this.desk.permissions.answer(text)) {
       this.send({ type: 'asr', text, input_source: inputSource });
       this.history.addUser(text);
+      observation?.end(undefined);
       return undefined;
     }
     this.desk.interactions.userTookFloor();
     this.floor.stop();
     this.send({ type: 'asr', text, turn_id: turnId, input_source: inputSource });
     this.history.addUser(text);
-    return this.floor.start({ turnId, afterUserTurn: true });
+    return this.floor.start({ turnId, afterUserTurn: true, ...(observation ? { observation } : {}) });
+  }
+
+  /** A turn's waterfall from its first stage on (the end-of-turn decision, input_text). */
+  observeTurn(): TurnObservation {
+    return new TurnObservation(this.observer.openTurn());
   }
 
   userSpoke(): void {
@@ -176,7 +195,7 @@ export class Session implements VoiceHost {
   interruptReply(): void {
     if (!this.replying) return;
     this.desk.interactions.userTookFloor();
-    this.floor.stop();
+    this.floor.stop(undefined, this.voice?.input.speechOnsetAt);
   }
 
   send(frame: ServerFrame): void {

@@ -25,6 +25,8 @@ export interface Transport {
   readonly sendAheadMs?: number;
   /** Drops audio handed over but not yet sent (barge-in): it must not reach the listener. */
   discardAudio?(): void;
+  /** How late (ms) the session's pacer handed each steady-state audio frame over, against its slot. */
+  pacedLate?(ms: number): void;
   /** Holds audio handed over but not yet sent (a possible barge-in) until resumeAudio or discardAudio. */
   pauseAudio?(): void;
   resumeAudio?(): void;

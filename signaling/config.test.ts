@@ -62,6 +62,19 @@ describe('loadConfig', () => {
     expect(rejection({ WEBRTC_MEDIA_WORKER_NICE: 'high' }).message).toContain('WEBRTC_MEDIA_WORKER_NICE');
   });
 
+  it('observability: tracing and the metrics token off by default; collector headers parsed; bad values refused', () => {
+    const config = loadConfig({});
+    expect(config.METRICS_TOKEN).toBeUndefined();
+    expect(config.OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
+    expect(config).toMatchObject({ OTEL_EXPORTER_OTLP_HEADERS: {}, OTEL_SERVICE_NAME: 'parley', READYZ_TIMEOUT_MS: 1000 });
+    const set = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_HEADERS: 'api-key=abc%3D1, x-team = voice', METRICS_TOKEN: 'a'.repeat(16) });
+    expect(set.OTEL_EXPORTER_OTLP_HEADERS).toEqual({ 'api-key': 'abc=1', 'x-team': 'voice' });
+    expect(rejection({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }).message).toContain('OTEL_EXPORTER_OTLP_ENDPOINT');
+    expect(rejection({ OTEL_EXPORTER_OTLP_HEADERS: 'no-value' }).message).toContain('OTEL_EXPORTER_OTLP_HEADERS');
+    expect(rejection({ METRICS_TOKEN: 'short' }).message).toContain('METRICS_TOKEN');
+    expect(rejection({ READYZ_TIMEOUT_MS: '0' }).message).toContain('READYZ_TIMEOUT_MS');
+  });
+
   it('DATABASE_URL and REDIS_URL: unset by default (SQLite and memory); only their own schemes accepted', () => {
     const config = loadConfig({});
     expect([config.DATABASE_URL, config.REDIS_URL, config.REDIS_KEY_PREFIX, config.SESSION_LEASE_MS]).toEqual([undefined, undefined, 'parley:', 15_000]);

@@ -168,6 +168,30 @@ export const ConfigSchema = z.object({
   WEBRTC_MEDIA_WORKER_NICE: z.coerce.number().int().min(-20).max(19).default(-10),
 
   TRUST_PROXY: flag.default(false),
+
+  /** /metrics: when set, readers send it as Authorization: Bearer; unset, only loopback clients may read. */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Bound of each /readyz dependency check (a store ping, a provider connect). */
+  READYZ_TIMEOUT_MS: positiveInt.default(1000),
+  /** OpenTelemetry traces go to this OTLP/HTTP collector (<endpoint>/v1/traces); unset, tracing is off. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  /** Collector request headers, `key=value` pairs separated by commas (OpenTelemetry's format). */
+  OTEL_EXPORTER_OTLP_HEADERS: z
+    .string()
+    .default('')
+    .transform((list, ctx) => {
+      const headers: Record<string, string> = {};
+      for (const pair of list.split(',').map((p) => p.trim()).filter(Boolean)) {
+        const eq = pair.indexOf('=');
+        if (eq <= 0) {
+          ctx.addIssue({ code: 'custom', message: `"${pair}" is not key=value` });
+          return z.NEVER;
+        }
+        headers[decodeURIComponent(pair.slice(0, eq).trim())] = decodeURIComponent(pair.slice(eq + 1).trim());
+      }
+      return headers;
+    }),
+  OTEL_SERVICE_NAME: z.string().min(1).default('parley'),
   /**
    * Comma-separated origins (`https://app.example.org`) whose pages may open /ws; a browser
    * upgrade from any other Origin is refused with 403. Unset: every origin (as before).

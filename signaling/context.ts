@@ -9,6 +9,7 @@ import type { VadFactory } from '../media/vad.ts';
 import type { BargeInPolicy } from '../session/voice/barge-in.ts';
 import type { WebSearch } from '../session/providers/search.ts';
 import type { Stores } from './stores/stores.ts';
+import type { Observability } from './observability/observability.ts';
 import type { FailedAttempts } from './failed-attempts.ts';
 
 /** The voice pipeline's providers, or why voice sessions cannot run here. */
@@ -32,4 +33,6 @@ export interface ServerContext {
   attempts: FailedAttempts;
   /** True once SIGTERM (or stop()) began draining: no new sessions. */
   draining: boolean;
+  /** Metrics, traces and readiness checks. */
+  observability: Observability;
 }

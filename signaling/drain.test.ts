@@ -1,11 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from './testing/server-process.ts';
-import { createPersistentKey } from './testing/sql-engines.ts';
+import { spawnServer as spawnChild, type ChildServer } from './testing/child-server.ts';
 import { expectAlive, expectFatal, longSay, sid, textStart, WAIT_MS } from './testing/conversation.ts';
 import { startTestServer } from './testing/test-server.ts';
 import { startSession, WsTestClient } from './testing/ws-test-client.ts';
@@ -15,60 +9,16 @@ import { startSession, WsTestClient } from './testing/ws-test-client.ts';
  * told server_restarting and closed with 1012, new connections are refused, the process exits 0.
  */
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const TSX_CLI = join(ROOT, 'node_modules/tsx/dist/cli.mjs');
-
-interface Child {
-  process: ChildProcess;
-  port: number;
-  key: string;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-let children: ChildProcess[] = [];
-let dirs: string[] = [];
+let children: ChildServer[] = [];
 afterEach(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  for (const child of children) child.kill();
   children = [];
-  dirs = [];
 });
 
-async function spawnServer(env: Record<string, string> = {}): Promise<Child> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'parley-drain-'));
-  dirs.push(dataDir);
-  // The key is made before the server starts, as an operator would with `npm run keys create`.
-  const { key } = await createPersistentKey({ DATA_DIR: dataDir }, 'acme');
-
-  const port = await freePort();
-  const child = spawn(process.execPath, [TSX_CLI, join(ROOT, 'signaling/main.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+async function spawnServer(env: Record<string, string> = {}): Promise<ChildServer> {
+  const child = await spawnChild(env);
   children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  // Started once it says so on stdout; an early exit fails at once.
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${stdout} ${stderr}`)), 30_000);
-    const check = (): void => {
-      if (!stdout.includes('listening')) return;
-      clearTimeout(timer);
-      resolve();
-    };
-    child.stdout?.on('data', check);
-    void exited.then(({ code }) => reject(new Error(`server exited early (${code}): ${stderr}`)));
-    check();
-  });
-  return { process: child, port, key, stdout: () => stdout, stderr: () => stderr, exited };
+  return child;
 }
 
 /** A connection attempt's outcome: never a ready while the server drains. */
@@ -163,15 +113,18 @@ describe('stop() drain (in process)', () => {
     const big = `say ${'x'.repeat(19_000)}`;
     for (let i = 0; i < 600; i += 1) client.send({ type: 'input_text', text: big });
     await new Promise((resolve) => setTimeout(resolve, 1000));
+    const ready = await fetch(`${t.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready', checks: {} });
     const stopping = t.stop();
     // The drain now waits for this client's close handshake, so it is observably under way:
-    // health says draining, and a new connection is told server_restarting and closed.
+    // health and readiness say draining, and a new connection is told server_restarting and closed.
     const health = await fetch(`${t.url}/healthz`);
     expect(health.status).toBe(503);
     expect(await health.json()).toMatchObject({ status: 'draining' });
-    const ready = await fetch(`${t.url}/readyz`);
-    expect(ready.status).toBe(503);
-    expect(await ready.json()).toEqual({ status: 'draining', checks: {} });
+    const draining = await fetch(`${t.url}/readyz`);
+    expect(draining.status).toBe(503);
+    expect(await draining.json()).toEqual({ status: 'draining', checks: {} });
     const late = await WsTestClient.open(t.wsUrl);
     late.send({ type: 'start', ...textStart(sid()), api_key: t.key });
     await expectFatal(late, 'server_restarting', true, 1012);

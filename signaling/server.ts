@@ -15,8 +15,10 @@ import { catalogOf, FLITE_VOICES } from '../session/providers/voices.ts';
 import { SearxngSearch } from '../session/providers/searxng-search.ts';
 import { createStores, type Stores } from './stores/stores.ts';
 import { drainSessions, keepWrittenThrough } from './drain.ts';
+import { createObservability } from './observability/observability.ts';
+import { storeCheck } from './observability/readiness.ts';
+import { observeLanguageModel, observeSpeechToText, observeTextToSpeech, observeWebSearch } from './observability/provider-telemetry.ts';
 import { FailedAttempts } from './failed-attempts.ts';
-import { instrumentPacing } from './observability/pacing.ts';
 
 export interface RunningServer {
   /** http://host:port */
@@ -36,26 +38,37 @@ export interface ServerOverrides {
   voice?: VoiceProviders;
   /** Built by createStores() from the configuration when absent; the server closes them on stop. */
   stores?: Stores;
+  /** 'off': no measurement at all (the benchmark's baseline for what observability costs). */
+  observability?: 'off';
 }
 
 /** Starts HTTP and WebSocket on one port. */
 export async function startServer(config: Config, overrides: ServerOverrides = {}): Promise<RunningServer> {
-  instrumentPacing();
   const log = overrides.log ?? createLogger(config.LOG_LEVEL);
+  const observability = createObservability(config, overrides.observability !== 'off');
+  const observed = observability.active;
   const stores = overrides.stores ?? (await createStores(config, log));
-  const voice = overrides.voice ?? (await createVoiceProviders(config, log));
+  for (const dependency of stores.checks) observability.readiness.add(dependency.name, storeCheck(dependency));
+  const providers = overrides.voice ?? (await createVoiceProviders(config, log));
+  // Every provider call is timed and traced (provider-telemetry.ts); the session sees the same ports.
+  const voice: VoiceProviders = providers.ok && observed
+    ? { ...providers, tts: observeTextToSpeech(observability, providers.tts), stt: observeSpeechToText(observability, providers.stt) }
+    : providers;
+  const llm = overrides.llm ?? createLanguageModel(config, log);
+  const search = config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL, { timeoutMs: config.SEARCH_TIMEOUT_MS, connections: config.PROVIDER_CONNECTIONS }) : undefined;
   const context: ServerContext = {
     config,
     stores,
     secret: loadOrCreateSecret(config.DATA_DIR, config.SCOPED_KEY_SECRET),
     log,
-    llm: overrides.llm ?? createLanguageModel(config, log),
+    llm: observed ? observeLanguageModel(observability, llm) : llm,
     voices: voice.ok ? voice.tts.voices : catalogOf(FLITE_VOICES),
     sessions: new SessionRegistry(config.MAX_SESSIONS),
     voice,
-    search: config.SEARCH_URL ? new SearxngSearch(config.SEARCH_URL, { timeoutMs: config.SEARCH_TIMEOUT_MS, connections: config.PROVIDER_CONNECTIONS }) : undefined,
+    search: search && observed ? observeWebSearch(observability, search) : search,
     attempts: new FailedAttempts(config, log, stores.rateLimiter('auth-fail', FailedAttempts.limiterOptions(config))),
     draining: false,
+    observability,
   };
   const http = createServer(createHttpApp(context).callback());
   const wss = attachWebSocketServer(http, context);
@@ -77,6 +90,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       stopUpkeep();
       await stores.close();
       if (voice.ok) await Promise.all([voice.tts.close?.(), voice.stt.close?.()]);
+      await observability.tracing.shutdown();
       log.info('stopped');
     })());
 

@@ -1,10 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { mediaWorkerPools } from '../../media/webrtc/worker-peer.ts';
+import { ServerMetricsWindow } from './server-metrics.ts';
 import { loadVadFactory } from '../../media/vad-factory.ts';
 import { loadConfig } from '../../signaling/config.ts';
-import { GcPauses } from '../../signaling/observability/gc-pauses.ts';
-import { mainPacingLateness, workerPacingReports } from '../../signaling/observability/pacing.ts';
 import { startServer } from '../../signaling/server.ts';
 import { bargeInPolicy } from '../../signaling/voice-providers.ts';
 import { FakeSpeechToText, FakeTextToSpeech } from './fake-providers.ts';
@@ -19,6 +17,8 @@ import { FakeSpeechToText, FakeTextToSpeech } from './fake-providers.ts';
 const config = loadConfig();
 const vad = await loadVadFactory(config.VAD_PROVIDER, { aggressiveness: config.VAD_AGGRESSIVENESS });
 const server = await startServer(config, {
+  // BENCH_OBSERVABILITY=off: the baseline server of bench/observability.ts (no measurement at all).
+  ...(process.env.BENCH_OBSERVABILITY === 'off' ? { observability: 'off' as const } : {}),
   voice: {
     ok: true,
     tts: new FakeTextToSpeech(Number(process.env.BENCH_FAKE_TTS_MS_PER_CHAR ?? 70), Number(process.env.BENCH_FAKE_TTS_RATE ?? 16000)),
@@ -30,33 +30,32 @@ const server = await startServer(config, {
 process.stdout.write(`parley-bench: listening on ${server.url} (fake ASR and TTS)\n`);
 
 // The server's event-loop delay since the last report, on SIGUSR2 (bench code, not the server's):
-// a late event loop is what makes the downlink pacer send late. The pacers' own send lateness
-// comes from signaling/observability/pacing.ts.
+// a late event loop is what makes the downlink pacer send late. The pacer's own send lateness and
+// the GC pauses come from the server's metrics (the ones /metrics serves; server-metrics.ts).
 const delay = monitorEventLoopDelay({ resolution: 1 });
 delay.enable();
-const gc = new GcPauses();
+const window = new ServerMetricsWindow(server.context.observability.metrics);
+await window.next();
 process.on('SIGUSR2', async () => {
   const ms = (ns: number): number => Math.round(ns / 1e4) / 100;
-  const handoff = mainPacingLateness(true);
+  const w = await window.next();
   // With media workers the RTP send time is decided by the workers' own pacers; the session's
-  // pacer only hands frames over ahead of time. Workers report separately: the worst one counts.
-  const workers = await workerPacingReports(mediaWorkerPools(), true);
-  const rtp = workers.length === 0 ? handoff : { count: workers.reduce((a, w) => a + w.count, 0), p50: Math.max(...workers.map((w) => w.p50)), p99: Math.max(...workers.map((w) => w.p99)), max: Math.max(...workers.map((w) => w.max)) };
+  // pacer only hands frames over ahead of time.
+  const workers = config.WEBRTC_MEDIA_WORKERS;
   const report = {
     p50: ms(delay.percentile(50)),
     p99: ms(delay.percentile(99)),
     max: ms(delay.max),
-    pacer: { n: rtp.count, p50: rtp.p50, p99: rtp.p99, max: rtp.max },
-    ...(workers.length === 0
+    pacer: { n: w.pacer.count, p50: w.pacer.p50, p99: w.pacer.p99, max: w.pacer.max },
+    ...(w.handoff.count === 0
       ? {}
       : {
-          handoff: { n: handoff.count, p50: handoff.p50, p99: handoff.p99, max: handoff.max },
-          workers: workers.length,
-          workerGc: { count: workers.reduce((a, w) => a + w.gc.count, 0), maxMs: Math.max(...workers.map((w) => w.gc.maxMs)) },
+          handoff: { n: w.handoff.count, p50: w.handoff.p50, p99: w.handoff.p99, max: w.handoff.max },
+          workers,
+          workerGc: { count: w.workerGc.count, maxMs: w.workerGc.max },
         }),
-    gc: gc.summary(),
+    gc: w.gc,
   };
-  gc.reset();
   process.stdout.write(`parley-bench: event-loop-delay ${JSON.stringify(report)}\n`);
   delay.reset();
 });

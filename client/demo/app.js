@@ -2,6 +2,7 @@ import { RealtimeClient } from '/client.js';
 import { sampleTool, transcript } from './transcript.js';
 import { agentState, devicePicker, micMeter, micStatus, silentMic, voiceAvailability, voicePicker } from './voice-panel.js';
 import { turnLatency } from './latency.js';
+import { turnWaterfall } from './waterfall.js';
 
 /**
  * The demo page. Everything it shows is a feature: one function that takes the page and
@@ -9,7 +10,7 @@ import { turnLatency } from './latency.js';
  * or a page event: `connected`, `disconnected`, `sent`, `mic`). Adding a panel is one more
  * function in FEATURES; none of them knows about the others.
  */
-const FEATURES = [transcript, sampleTool, agentState, micMeter, micStatus, silentMic, devicePicker, voicePicker, turnLatency, voiceAvailability];
+const FEATURES = [transcript, sampleTool, agentState, micMeter, micStatus, silentMic, devicePicker, voicePicker, turnLatency, turnWaterfall, voiceAvailability];
 
 // The page keeps the resume state in sessionStorage (tab-scoped; it is a short-lived
 // credential), with its transcript, modality and transport so a reload rebuilds the same call.

@@ -35,6 +35,23 @@ describe.skipIf(!chromiumAvailable())('demo page in Chromium (tools, reload, rec
     expect(mode.tools.map((t: W) => t.name)).toEqual(['get_time']);
   });
 
+  it('draws each turn\'s latency waterfall from done.metrics', async () => {
+    const p = await openDemo();
+    await p.click('#connect');
+    await waitStatus(p, 'connected');
+    const metrics = p.evaluate(
+      // The typed turn's done (the greeting's has no typed stages).
+      () => new Promise((resolve) => (window as W).parleyClient.addEventListener('done', (e: W) => e.detail.metrics?.text_first_delta !== undefined && resolve(e.detail.metrics))),
+    );
+    await sendText(p, 'what is 6 times 7');
+    const stages = Object.keys((await metrics) as object).sort();
+    expect(stages).toEqual(['llm_first_token', 'text_first_delta']);
+    await p.waitForFunction(() => document.querySelectorAll('.waterfall .bar').length >= 2);
+    const rows = await p.$$eval('.waterfall', (charts) => [...charts.at(-1)!.children].filter((el) => !el.classList.contains('track')).map((el) => el.textContent));
+    expect(rows.map((r) => r!.split(' ')[0]).sort()).toEqual(stages);
+    for (const row of rows) expect(row).toMatch(/ \d+ ms$/);
+  });
+
   it('reload resumes the conversation from sessionStorage; a drop shows reconnect status', async () => {
     const p = await openDemo();
     await p.click('#connect');

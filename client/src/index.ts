@@ -28,6 +28,8 @@ export type {
   StartMicOptions,
   ToolChoice,
   ToolOutcome,
+  TurnMetrics,
+  TurnStage,
   VoiceEntry,
 } from './types.ts';
 export type { ReconnectPolicy } from './reconnect-policy.ts';

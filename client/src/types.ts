@@ -1,10 +1,11 @@
 import type { ServerFrame, ServerFrameOf, VoiceEntry } from '../../session/protocol/server.ts';
 import type { Mode } from '../../session/protocol/start.ts';
 import type { ToolChoice } from '../../session/protocol/common.ts';
+import type { TurnMetrics, TurnStage } from '../../session/protocol/turn-metrics.ts';
 import type { ResumeState } from './resume-state.ts';
 
 /** Wire types come from the server's zod schemas, as types only: no zod in the bundle. */
-export type { ServerFrame, ServerFrameOf, Mode, ToolChoice, VoiceEntry, ResumeState };
+export type { ServerFrame, ServerFrameOf, Mode, ToolChoice, VoiceEntry, ResumeState, TurnMetrics, TurnStage };
 
 export type ReadyFrame = ServerFrameOf<'ready'>;
 

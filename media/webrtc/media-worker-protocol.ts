@@ -1,4 +1,3 @@
-import type { PacerClock } from '../pacer-clock.ts';
 import type { CallPeerConfig } from './call-peer.ts';
 
 /**
@@ -10,16 +9,6 @@ import type { CallPeerConfig } from './call-peer.ts';
 export interface MediaWorkerData {
   /** The nice value the worker thread asks for (0: unchanged). */
   nice: number;
-  /** URL of a WorkerInstrumentation module the worker loads at start (none: no report). */
-  instrumentation?: string;
-}
-
-/**
- * What an instrumentation module exports: `install` hooks into the worker's pacer clock and
- * returns the thread's report, answered to each `report` command (opaque to media/).
- */
-export interface WorkerInstrumentation {
-  install(clock: PacerClock): (reset: boolean) => unknown;
 }
 
 export type WorkerCommand =
@@ -32,8 +21,8 @@ export type WorkerCommand =
   /** A possible barge-in: packets not sent yet are held, then resumed or discarded. */
   | { t: 'pause'; id: number }
   | { t: 'resume'; id: number }
-  /** The instrumentation's report since the last ask (benchmarks, diagnostics); `reset` starts over. */
-  | { t: 'report'; reset: boolean }
+  /** Send the media stats gathered so far now (a scrape, a benchmark window's end). */
+  | { t: 'stats' }
   | { t: 'control'; id: number; text: string }
   | { t: 'close'; id: number };
 
@@ -50,7 +39,12 @@ export type WorkerEvent =
   | { t: 'control-closed'; id: number }
   | { t: 'connected'; id: number }
   | { t: 'gone'; id: number }
-  /** Undefined when the worker runs without instrumentation. */
-  | { t: 'report'; report: unknown }
+  /**
+   * The worker's media stats since its last report (media-stats.ts), sent about once a second and
+   * when asked: each paced packet's lateness, each GC pause and each call's uplink jitter report
+   * (ms), and the uplink packets lost. Buffers are transferred. `asked`: the answer to a `stats`
+   * command (the others are the periodic ones).
+   */
+  | { t: 'stats'; asked: boolean; rtpLate: Float64Array; gc: Float64Array; jitter: Float64Array; lost: number }
   /** Whether the worker thread got the priority it asked for (sent once, at start). */
   | { t: 'priority'; nice: number; applied: boolean; reason?: string };

@@ -1,8 +1,9 @@
 import { setPriority } from 'node:os';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { OfferError } from './call-peer.ts';
-import type { MediaWorkerData, WorkerCommand, WorkerEvent, WorkerInstrumentation } from './media-worker-protocol.ts';
-import { sharedPacerClock } from '../pacer-clock.ts';
+import type { MediaWorkerData, WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
+import { setMediaStatsHooks } from '../media-stats.ts';
 import { ServerPeer } from './server-peer.ts';
 
 /**
@@ -22,7 +23,7 @@ const post = (event: WorkerEvent): void => port.postMessage(event);
  * core the media thread should run first. Raising it needs CAP_SYS_NICE; without it the thread
  * keeps the process's priority and the main thread is told why.
  */
-const { nice, instrumentation } = workerData as MediaWorkerData;
+const { nice } = workerData as MediaWorkerData;
 if (nice !== 0) {
   try {
     setPriority(nice);
@@ -32,8 +33,35 @@ if (nice !== 0) {
   }
 }
 
-/** The instrumentation the pool asked for, hooked into this thread's pacer clock. */
-const report = instrumentation ? ((await import(instrumentation)) as WorkerInstrumentation).install(sharedPacerClock) : undefined;
+/**
+ * This thread's media stats, gathered raw and sent to the main thread about once a second (and
+ * when it asks), where the host's hooks turn them into metrics. A second of 70 calls is a few
+ * thousand numbers: one transferred message.
+ */
+const STATS_MS = 1000;
+let rtpLate: number[] = [];
+let gcPauses: number[] = [];
+let jitter: number[] = [];
+let lost = 0;
+setMediaStatsHooks({
+  rtpLate: (ms) => rtpLate.push(ms),
+  uplinkJitter: (ms) => jitter.push(ms),
+  uplinkLost: () => (lost += 1),
+});
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) gcPauses.push(entry.duration);
+}).observe({ entryTypes: ['gc'] });
+function postStats(asked: boolean): void {
+  const event = { t: 'stats', asked, rtpLate: Float64Array.from(rtpLate), gc: Float64Array.from(gcPauses), jitter: Float64Array.from(jitter), lost } satisfies WorkerEvent;
+  rtpLate = [];
+  gcPauses = [];
+  jitter = [];
+  lost = 0;
+  port.postMessage(event, [event.rtpLate.buffer, event.gc.buffer, event.jitter.buffer]);
+}
+setInterval(() => {
+  if (rtpLate.length + gcPauses.length + jitter.length + lost > 0) postStats(false);
+}, STATS_MS).unref();
 
 /**
  * Uplink audio leaves in batches: every frame decoded within AUDIO_BATCH_MS, packed into one
@@ -103,8 +131,8 @@ function run(command: WorkerCommand): void {
     case 'resume':
       peers.get(command.id)?.resumeQueued();
       return;
-    case 'report':
-      post({ t: 'report', report: report?.(command.reset) });
+    case 'stats':
+      postStats(true);
       return;
     case 'control':
       peers.get(command.id)?.sendControl(command.text);

@@ -16,10 +16,9 @@ afterEach(() => {
 describe('PacketPacer (a media worker sends downlink packets at their slots)', () => {
   it('sends the first three of a spurt at once, then one per 20 ms slot on the clock grid', async () => {
     const clock = new PacerClock(5);
-    const late: number[] = [];
-    clock.onLateness = (ms) => late.push(ms);
     const sent: Array<{ n: number; at: number }> = [];
-    const pacer = new PacketPacer(clock, (p) => sent.push({ n: p[0]!, at: performance.now() }));
+    const late: number[] = [];
+    const pacer = new PacketPacer(clock, (p) => sent.push({ n: p[0]!, at: performance.now() }), (ms) => late.push(ms));
     for (let i = 0; i < 8; i += 1) pacer.push(packet(i));
     expect(sent.map((s) => s.n)).toEqual([0, 1, 2]);
     const origin = (clock as unknown as { origin: number }).origin;

@@ -28,6 +28,8 @@ export class PacketPacer implements Ticking, Processor<Uint8Array> {
   constructor(
     private readonly clock: PacerClock,
     private readonly send: (packet: Uint8Array) => void,
+    /** How late each paced packet left, against its slot (ms): the host's metrics hook. */
+    private readonly onLate: ((ms: number) => void) | undefined = undefined,
     private readonly burstPackets = PACKET_BURST,
   ) {
     this.burstMs = burstPackets * PACKET_MS;
@@ -88,7 +90,7 @@ export class PacketPacer implements Ticking, Processor<Uint8Array> {
   private sendDue(now: number): void {
     while (this.queue.length > 0 && this.nextAt !== undefined && this.nextAt - this.burstMs <= now) {
       // The burst leaves at once by design; every later packet is measured against its slot.
-      if (this.sentInSpurt >= this.burstPackets) this.clock.onLateness?.(performance.now() - (this.nextAt - this.burstMs));
+      if (this.sentInSpurt >= this.burstPackets) this.onLate?.(performance.now() - (this.nextAt - this.burstMs));
       this.send(this.queue.shift()!);
       this.sentInSpurt += 1;
       this.nextAt += PACKET_MS;

@@ -7,6 +7,8 @@ import { unifyBundleCredentials } from './offer-sdp.ts';
 import { MEDIA_FRAME_SAMPLES, MEDIA_RATE, OPUS_FRAME_SAMPLES, OpusFrameDecoder } from './opus.ts';
 import { sharedPacerClock } from '../pacer-clock.ts';
 import { PacketPacer } from './packet-pacer.ts';
+import { mediaStats } from '../media-stats.ts';
+import { UplinkStats } from './uplink-stats.ts';
 
 export type { IceServerEntry } from './call-peer.ts';
 export { OfferError } from './call-peer.ts';
@@ -30,7 +32,8 @@ export class ServerPeer {
   private closed = false;
   private lastSentAt: number | undefined;
   /** For packets handed over ahead of time (queuePacket); sendPacket bypasses it. */
-  private readonly pacer = new PacketPacer(sharedPacerClock, (packet) => this.sendPacket(packet));
+  private readonly pacer = new PacketPacer(sharedPacerClock, (packet) => this.sendPacket(packet), (ms) => mediaStats().rtpLate(ms));
+  private readonly uplink = new UplinkStats();
   private packetsSent = 0;
 
   constructor(private readonly options: CallPeerOptions) {
@@ -53,7 +56,7 @@ export class ServerPeer {
       });
     });
     this.pc.onTrack.subscribe((track) => {
-      track.onReceiveRtp.subscribe((rtp) => this.onRtp(rtp.header.sequenceNumber, rtp.payload));
+      track.onReceiveRtp.subscribe((rtp) => this.onRtp(rtp.header.sequenceNumber, rtp.header.timestamp, rtp.payload));
     });
     this.pc.connectionStateChange.subscribe((state) => {
       if (state === 'connected' && !this.connected) {
@@ -145,8 +148,10 @@ export class ServerPeer {
     await this.pc.close().catch(() => undefined);
   }
 
-  private onRtp(sequence: number, payload: Buffer): void {
+  private onRtp(sequence: number, timestamp: number, payload: Buffer): void {
+    this.uplink.arrived(timestamp, performance.now());
     for (const released of this.jitter.push(sequence, payload)) {
+      if (released.kind === 'lost') this.uplink.lost();
       const pcm = released.kind === 'packet' ? this.decoder.decode(released.payload) : new Int16Array(MEDIA_FRAME_SAMPLES);
       if (pcm.length > 0) this.options.onAudio(pcm);
     }

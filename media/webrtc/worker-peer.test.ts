@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RtcTestPeer as WebRtcTestPeer } from '../testing/rtc-test-peer.ts';
+import { setMediaStatsHooks } from '../media-stats.ts';
 import { OfferError, type CallPeerEvents } from './call-peer.ts';
 import { MediaWorkerPool } from './worker-peer.ts';
 
@@ -49,6 +50,27 @@ describe('MediaWorkerPool', () => {
     const bad = pool.createPeer({ ...config, ...events() });
     await expect(bad.answer('v=0\r\ns=-\r\nt=0 0\r\n')).rejects.toBeInstanceOf(OfferError);
     await bad.close();
+    await client.close();
+    await peer.close();
+  });
+
+  it("relays the worker's media stats to this thread's hooks when flushed: each paced packet's lateness", async () => {
+    const late: number[] = [];
+    setMediaStatsHooks({ rtpLate: (ms) => late.push(ms) });
+    const e = events();
+    const peer = pool.createPeer({ ...config, ...e });
+    const client = new WebRtcTestPeer();
+    await client.accept(await peer.answer(await client.offer()));
+    await e.whenConnected;
+    await pool.flushStats();
+    late.length = 0;
+    // Half a second of downlink: the first packets leave at once, the rest on the worker's clock.
+    for (let i = 0; i < 25; i += 1) peer.sendFrame(new Int16Array(960));
+    await client.waitReceived(25);
+    await pool.flushStats();
+    expect(late.length).toBeGreaterThan(10);
+    for (const ms of late) expect(ms).toBeGreaterThanOrEqual(-0.25);
+    setMediaStatsHooks({ rtpLate: () => undefined });
     await client.close();
     await peer.close();
   });

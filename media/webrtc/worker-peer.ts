@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { OfferError, type CallPeer, type CallPeerConfig, type CallPeerEvents } from './call-peer.ts';
+import { mediaStats } from '../media-stats.ts';
 import type { MediaWorkerData, WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
 import { MEDIA_RATE } from './opus.ts';
 import { OpusFrameEncoder } from './opus-encoder.ts';
@@ -8,6 +9,15 @@ import { PACKET_BURST_MS } from './packet-pacer.ts';
 type PriorityEvent = Extract<WorkerEvent, { t: 'priority' }>;
 
 const ENTRY = new URL('./media-worker-entry.mjs', import.meta.url);
+
+/** A worker's stats batch, handed to this thread's media hooks as if measured here. */
+function relayStats(event: Extract<WorkerEvent, { t: 'stats' }>): void {
+  const hooks = mediaStats();
+  for (const ms of event.rtpLate) hooks.rtpLate(ms);
+  for (const ms of event.gc) hooks.workerGc(ms);
+  for (const ms of event.jitter) hooks.uplinkJitter(ms);
+  for (let i = 0; i < event.lost; i += 1) hooks.uplinkLost();
+}
 
 /**
  * One media worker thread and the calls on it. Commands queue in an outbox flushed once per
@@ -18,15 +28,14 @@ class MediaWorker {
   private readonly peers = new Map<number, WorkerPeer>();
   private outbox: WorkerCommand[] = [];
   private dead = false;
-  private reportWaiters: Array<(report: unknown) => void> = [];
+  private statsWaiters: Array<() => void> = [];
 
   constructor(
     nice: number,
-    instrumentation: URL | undefined,
     private readonly onDead: (worker: MediaWorker) => void,
     private readonly onPriority: (event: PriorityEvent) => void,
   ) {
-    this.worker = new Worker(ENTRY, { execArgv: [], stdout: false, stderr: false, workerData: { nice, ...(instrumentation ? { instrumentation: instrumentation.href } : {}) } satisfies MediaWorkerData });
+    this.worker = new Worker(ENTRY, { execArgv: [], stdout: false, stderr: false, workerData: { nice } satisfies MediaWorkerData });
     // Idle workers never keep the process alive; calls are held by the server's sockets.
     this.worker.unref();
     this.worker.on('message', (event: WorkerEvent) => this.onEvent(event));
@@ -59,12 +68,12 @@ class MediaWorker {
     if (!this.dead && commands.length > 0) this.worker.postMessage(commands);
   }
 
-  /** The instrumentation's report since the last call with reset (undefined without one). */
-  report(reset: boolean): Promise<unknown> {
-    if (this.dead) return Promise.resolve(undefined);
+  /** Resolves once the worker's media stats so far have reached this thread's hooks. */
+  flushStats(): Promise<void> {
+    if (this.dead) return Promise.resolve();
     return new Promise((resolve) => {
-      this.reportWaiters.push(resolve);
-      this.send({ t: 'report', reset });
+      this.statsWaiters.push(resolve);
+      this.send({ t: 'stats' });
     });
   }
 
@@ -73,8 +82,9 @@ class MediaWorker {
       this.onPriority(event);
       return;
     }
-    if (event.t === 'report') {
-      this.reportWaiters.shift()?.(event.report);
+    if (event.t === 'stats') {
+      relayStats(event);
+      if (event.asked) this.statsWaiters.shift()?.();
       return;
     }
     if (event.t === 'audio') {
@@ -95,7 +105,7 @@ class MediaWorker {
     if (this.dead) return;
     this.dead = true;
     this.onDead(this);
-    for (const waiter of this.reportWaiters.splice(0)) waiter(undefined);
+    for (const waiter of this.statsWaiters.splice(0)) waiter();
     const peers = [...this.peers.values()];
     this.peers.clear();
     for (const peer of peers) peer.workerDied();
@@ -172,7 +182,7 @@ export class WorkerPeer implements CallPeer {
     return Promise.resolve();
   }
 
-  onEvent(event: Exclude<WorkerEvent, { t: 'audio' } | { t: 'report' }>): void {
+  onEvent(event: Exclude<WorkerEvent, { t: 'audio' } | { t: 'stats' }>): void {
     switch (event.t) {
       case 'answered':
         this.pendingAnswer?.resolve(event.sdp);
@@ -228,14 +238,10 @@ export class MediaWorkerPool {
   /** Told once if a worker could not take its priority (see media-worker.ts). */
   onPriorityRefused: ((reason: string) => void) | undefined;
 
-  /**
-   * `nice`: the worker threads' priority (Linux nice value; 0 leaves them as the process).
-   * `instrumentation`: a WorkerInstrumentation module each worker loads (see reports()).
-   */
+  /** `nice`: the worker threads' priority (Linux nice value; 0 leaves them as the process). */
   constructor(
     readonly size: number,
     readonly nice = 0,
-    private readonly instrumentation?: URL,
   ) {}
 
   createPeer(options: CallPeerConfig & CallPeerEvents): WorkerPeer {
@@ -246,14 +252,13 @@ export class MediaWorkerPool {
     return peer;
   }
 
-  /** The instrumentation's report of every running worker (benchmarks, diagnostics). */
-  async reports(reset: boolean): Promise<unknown[]> {
-    const all = await Promise.all(this.workers.map((w) => w.report(reset)));
-    return all.filter((r) => r !== undefined);
+  /** Resolves once every running worker's media stats so far have reached the hooks (a scrape, a benchmark window). */
+  async flushStats(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.flushStats()));
   }
 
   private pick(): MediaWorker {
-    while (this.workers.length < this.size) this.workers.push(new MediaWorker(this.nice, this.instrumentation, (w) => this.remove(w), (event) => this.onPriority(event)));
+    while (this.workers.length < this.size) this.workers.push(new MediaWorker(this.nice, (w) => this.remove(w), (event) => this.onPriority(event)));
     return this.workers.reduce((best, w) => (w.load < best.load ? w : best));
   }
 
@@ -277,11 +282,11 @@ export function mediaWorkerPools(): MediaWorkerPool[] {
 }
 
 /** One pool per size and priority for the whole process (test servers come and go; workers stay). */
-export function mediaWorkerPool(size: number, nice = 0, instrumentation?: URL): MediaWorkerPool {
+export function mediaWorkerPool(size: number, nice = 0): MediaWorkerPool {
   const key = `${size}/${nice}`;
   let pool = pools.get(key);
   if (!pool) {
-    pool = new MediaWorkerPool(size, nice, instrumentation);
+    pool = new MediaWorkerPool(size, nice);
     pools.set(key, pool);
   }
   return pool;

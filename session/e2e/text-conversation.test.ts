@@ -39,7 +39,8 @@ describe('a typed turn over the socket', () => {
 
     expect(reply.deltas).toBe('the quick brown fox jumps');
     expect(reply.utterance).toEqual({ type: 'utterance', text: reply.deltas, turn_id: reply.turnId, barge_seq: 0, corrected: false });
-    expect(reply.done).toEqual({ type: 'done', turn_id: reply.turnId, status: 'completed' });
+    // done carries the turn's waterfall: a typed turn has the model's first token and the first delta.
+    expect(reply.done).toEqual({ type: 'done', turn_id: reply.turnId, status: 'completed', metrics: { llm_first_token: expect.any(Number), text_first_delta: expect.any(Number) } });
 
     // Nothing of another turn is interleaved: every frame from asr to done is this turn's.
     const from = indexOf(client, (f) => f === reply.asr);

@@ -66,6 +66,7 @@ export const HTTP_ERRORS = {
   invalid_session_id: { status: 400, retryable: false },
   invalid_request: { status: 400, retryable: false },
   unauthorized: { status: 401, retryable: false },
+  forbidden: { status: 403, retryable: false },
   forbidden_origin: { status: 403, retryable: false },
   not_found: { status: 404, retryable: false },
   method_not_allowed: { status: 405, retryable: false },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TurnMetrics } from './turn-metrics.ts';
 
 /**
  * One schema per server-to-client frame. SPEC marks each frame open (may carry more fields) or
@@ -70,6 +71,7 @@ export const UtteranceFrame = open('utterance', {
 export const DoneFrame = open('done', {
   turn_id: z.string(),
   status: z.enum(['completed', 'interrupted', 'canceled', 'error']),
+  metrics: TurnMetrics.optional(),
 });
 export const SessionEndRequestedFrame = open('session_end_requested', { farewell: z.string().optional() });
 export const InterruptedFrame = open('interrupted', {

@@ -18,28 +18,34 @@ export interface Closed {
  */
 export class FrameLog {
   readonly frames: Frame[] = [];
+  /** performance.now() when each of `frames` arrived. */
+  readonly arrivals: number[] = [];
   readonly audio: Buffer[] = [];
+  /** performance.now() when each of `audio` arrived. */
+  readonly audioArrivals: number[] = [];
   readonly violations: string[] = [];
   closed: Closed | undefined;
-  private readonly arrivals = new Arrivals();
+  private readonly waits = new Arrivals();
 
-  /** A JSON frame as it came off the wire. */
-  recordFrame(raw: unknown): void {
+  /** A JSON frame as it came off the wire; `at`: when it arrived (before parsing). */
+  recordFrame(raw: unknown, at = performance.now()): void {
     const parsed = ServerFrame.safeParse(raw);
     if (!parsed.success) this.violations.push(`${JSON.stringify(raw)}: ${parsed.error.message}`);
     this.frames.push(raw as Frame);
-    this.arrivals.notify();
+    this.arrivals.push(at);
+    this.waits.notify();
   }
 
-  recordAudio(bytes: Buffer): void {
+  recordAudio(bytes: Buffer, at = performance.now()): void {
     this.audio.push(bytes);
-    this.arrivals.notify();
+    this.audioArrivals.push(at);
+    this.waits.notify();
   }
 
   recordClose(closed: Closed): void {
     if (this.closed) return;
     this.closed = closed;
-    this.arrivals.notify();
+    this.waits.notify();
   }
 
   /** Resolves with the first frame (from `after` on) that matches; rejects after `timeoutMs`. */
@@ -55,6 +61,13 @@ export class FrameLog {
 
   waitClose(timeoutMs = 5000): Promise<Closed> {
     return this.until(() => this.closed, timeoutMs, 'the close', false);
+  }
+
+  /** When `frame` (one of `frames`) arrived. */
+  arrivalOf(frame: Frame): number {
+    const i = this.frames.indexOf(frame);
+    if (i < 0) throw new Error('not a frame of this client');
+    return this.arrivals[i]!;
   }
 
   /** Frames of one type, in arrival order. */
@@ -77,6 +90,6 @@ export class FrameLog {
 
   private until<R>(check: () => R | undefined, timeoutMs: number, what: string, failOnClose: boolean): Promise<R> {
     const closed = (): string | undefined => (failOnClose && this.closed ? `closed (${this.closed.code} ${this.closed.reason})` : undefined);
-    return this.arrivals.until(check, timeoutMs, () => `${what}; frames: ${this.describe()}`, closed);
+    return this.waits.until(check, timeoutMs, () => `${what}; frames: ${this.describe()}`, closed);
   }
 }

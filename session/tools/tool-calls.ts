@@ -48,7 +48,7 @@ export interface ToolCallHooks {
   /** Context notes (progress, partials) for the model. */
   note(text: string): void;
   /** A call closed for good: its terminal result ('resolved'), or a cancel or timeout from either side. */
-  ended?(callId: string, how: 'resolved' | 'cancelled'): void;
+  ended?(callId: string, how: 'resolved' | 'cancelled', outcome: ToolResolution['outcome']): void;
   deferredTimeoutMs: number;
 }
 
@@ -257,7 +257,7 @@ export class ToolCalls {
     call.state = state;
     const waiter = call.waiter;
     call.waiter = undefined;
-    this.hooks.ended?.(call.request.id, state === 'resolved' ? 'resolved' : 'cancelled');
+    this.hooks.ended?.(call.request.id, state === 'resolved' ? 'resolved' : 'cancelled', resolution.outcome);
     if (waiter) waiter(resolution);
     else if (wasDeferred && call.job) this.hooks.jobEnded(call.job, resolution);
     else this.hooks.lateResult(call.request, resolution);

@@ -17,7 +17,7 @@ import { ToolCalls, type DeferredJob } from './tool-calls.ts';
 import { pairToolMessages } from './tool-messages.ts';
 import { runToolRound } from './tool-round.ts';
 import { choiceForRound, visibleTools } from './tool-set.ts';
-import { describeResolution, type ToolResolution, type ToolRoundResult } from './types.ts';
+import { describeResolution, type ToolOutcome, type ToolResolution, type ToolRoundResult } from './types.ts';
 
 export interface ToolDeskOptions {
   defaultTimeoutMs: number;
@@ -40,6 +40,8 @@ export interface ToolDeskHost {
   yieldFor(callId: string): Promise<void> | undefined;
   /** A partial result asked for a reply now (skipped when another reply is in flight). */
   replyNow(instruction: string): void;
+  /** A tool call ended for good (metrics). */
+  toolCallEnded(outcome: ToolOutcome): void;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }
 
@@ -75,7 +77,10 @@ export class ToolDesk {
       deferredTimeoutMs: options.deferredTimeoutMs,
       lateResult: (call, resolution) => this.onLateResult(call, resolution),
       jobEnded: (job, resolution) => this.onJobEnded(job, resolution),
-      ended: (callId, how) => this.interactions.callEnded(callId, how),
+      ended: (callId, how, outcome) => {
+        host.toolCallEnded(outcome);
+        this.interactions.callEnded(callId, how);
+      },
     });
     this.permissions = new Permissions((frame) => host.send(frame), options.permissionTimeoutMs);
     this.interactions = new Interactions(
@@ -146,6 +151,7 @@ export class ToolDesk {
         startDeepThought: (call) => this.startDeepThought(call),
         cancelJob: (jobId) => this.cancelJob(jobId),
         transition: (args, signal) => this.interactions.transition(args, signal),
+        ended: (outcome) => this.host.toolCallEnded(outcome),
       },
       calls,
       signal,

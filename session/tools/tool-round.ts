@@ -5,7 +5,7 @@ import type { WebSearch } from '../providers/search.ts';
 import type { Permissions } from './permissions.ts';
 import type { ToolCalls } from './tool-calls.ts';
 import { isManaged, type ManagedToolName } from './tool-set.ts';
-import { describeResolution, type ToolResolution, type ToolRoundResult } from './types.ts';
+import { describeResolution, type ToolOutcome, type ToolResolution, type ToolRoundResult } from './types.ts';
 import { clientDetail } from '../providers/provider-error.ts';
 
 export interface ToolRoundDeps {
@@ -27,6 +27,8 @@ export interface ToolRoundDeps {
   cancelJob(jobId: string | undefined): ToolResolution;
   /** interaction_transition: settle a voiced question (interactions/interactions.ts). */
   transition(args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResolution>;
+  /** A call that did not go to the client ended (client calls report when they settle, in ToolCalls). */
+  ended(outcome: ToolOutcome): void;
 }
 
 const failed = (content: string): ToolResolution => ({ outcome: 'failed', verified: false, content });
@@ -42,6 +44,7 @@ export async function runToolRound(deps: ToolRoundDeps, calls: ToolCallRequest[]
     calls.map(async (call) => {
       if (call.name === 'end_call' && deps.managedEnabled('end_call')) {
         farewell = typeof call.args.farewell === 'string' && call.args.farewell.trim() ? call.args.farewell.trim() : 'Goodbye!';
+        deps.ended('succeeded');
         return { call, content: describeResolution({ outcome: 'succeeded', verified: true, content: 'ending the call' }) };
       }
       const resolution = await runOne(deps, call, signal);
@@ -52,14 +55,18 @@ export async function runToolRound(deps: ToolRoundDeps, calls: ToolCallRequest[]
 }
 
 async function runOne(deps: ToolRoundDeps, call: ToolCallRequest, signal: AbortSignal): Promise<ToolResolution> {
-  if (isManaged(call.name) && deps.managedEnabled(call.name)) return runManaged(deps, call, signal);
+  const ended = (resolution: ToolResolution): ToolResolution => {
+    deps.ended(resolution.outcome);
+    return resolution;
+  };
+  if (isManaged(call.name) && deps.managedEnabled(call.name)) return ended(await runManaged(deps, call, signal));
   const declared = deps.clientTools().find((t) => t.name === call.name);
-  if (!declared) return failed(`there is no tool named ${call.name}`);
+  if (!declared) return ended(failed(`there is no tool named ${call.name}`));
   if (declared.requires_permission) {
     const approved = await deps.permissions.request(call.name, call.args, signal);
-    if (!approved) return { outcome: 'cancelled', verified: false, content: 'the user did not give permission; the action was not taken' };
+    if (!approved) return ended({ outcome: 'cancelled', verified: false, content: 'the user did not give permission; the action was not taken' });
   }
-  if (signal.aborted) return { outcome: 'unknown', verified: false, content: 'not run: the user interrupted' };
+  if (signal.aborted) return ended({ outcome: 'unknown', verified: false, content: 'not run: the user interrupted' });
   return deps.calls.run(call, { timeoutMs: declared.timeout_ms ?? deps.defaultTimeoutMs, deferrable: declared.deferrable === true }, signal);
 }
 

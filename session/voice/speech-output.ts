@@ -4,6 +4,7 @@ import { Resampler } from '../../media/resampler.ts';
 import type { TextToSpeech } from '../providers/tts.ts';
 import { SentenceSplitter } from './sentences.ts';
 import { SpokenTimeline } from './spoken-text.ts';
+import type { TurnObservation } from '../turn-observation.ts';
 
 export interface SpeechOutputOptions {
   tts: TextToSpeech;
@@ -16,6 +17,8 @@ export interface SpeechOutputOptions {
   discardAudio?(): void;
   /** See Transport.sendAheadMs. */
   sendAheadMs?: number;
+  /** See Transport.pacedLate. */
+  pacedLate?(ms: number): void;
   /** Holds / releases audio the transport still holds (Transport.pauseAudio). */
   pauseAudio?(): void;
   resumeAudio?(): void;
@@ -37,18 +40,23 @@ export class SpeechOutput {
     this.pacer = new DownlinkPacer({
       sampleRate: options.outputRate,
       ...(options.leadMs === undefined ? {} : { leadMs: options.leadMs }),
-      send: (frame) => options.sendAudio(encodePcm(frame, options.encoding)),
+      ...(options.pacedLate ? { onLate: options.pacedLate } : {}),
+      send: (frame) => {
+        this.current?.audioSent();
+        options.sendAudio(encodePcm(frame, options.encoding));
+      },
     });
   }
 
   /**
    * Starts speaking a new turn; any turn still speaking is cut off first. `onFailure` hears a
-   * synthesis failure (once; the turn speaks nothing more).
+   * synthesis failure (once; the turn speaks nothing more); `observation` gets the turn's speech
+   * moments (synthesis asked and answered, the first audio out, the downlink stopped).
    */
-  begin(voice: string, onFailure: (error: Error) => void): SpeechTurn {
+  begin(voice: string, onFailure: (error: Error) => void, observation?: TurnObservation): SpeechTurn {
     this.current?.stop();
     this.pacer.sentMs = 0;
-    const turn = new SpeechTurn(this, voice, onFailure);
+    const turn = new SpeechTurn(this, voice, onFailure, observation);
     this.current = turn;
     return turn;
   }
@@ -65,6 +73,7 @@ export class SpeechOutput {
     if (!this.current?.speaking || this.pacer.paused) return false;
     this.pacer.pause();
     this.options.pauseAudio?.();
+    this.current.downlinkHeld(true);
     return true;
   }
 
@@ -73,6 +82,7 @@ export class SpeechOutput {
     if (!this.pacer.paused) return;
     this.options.resumeAudio?.();
     this.pacer.resume(this.options.sendAheadMs !== undefined);
+    this.current?.downlinkHeld(false);
   }
 
   close(): void {
@@ -146,7 +156,22 @@ export class SpeechTurn {
     private readonly output: SpeechOutput,
     private readonly voice: string,
     private readonly onFailure: (error: Error) => void,
+    private readonly observation: TurnObservation | undefined,
   ) {}
+
+  /** @internal the pacer handed a frame of this turn to the transport. */
+  audioSent(): void {
+    this.observation?.mark('firstAudioOut');
+  }
+
+  /**
+   * @internal a possible barge-in paused the downlink (the moment its audio stopped), or it
+   * resumed: not an interruption after all, so that stop does not count.
+   */
+  downlinkHeld(held: boolean): void {
+    if (held) this.observation?.mark('downlinkStopped');
+    else this.observation?.unmark('downlinkStopped');
+  }
 
   pushText(delta: string): void {
     for (const sentence of this.splitter.push(delta)) this.speak(sentence);
@@ -174,6 +199,7 @@ export class SpeechTurn {
       this.finalSentMs ??= Math.max(0, this.liveSentMs() - this.output.heldMs());
       this.abort.abort();
       this.output.clear();
+      this.observation?.mark('downlinkStopped');
     }
     return this.sentMs;
   }
@@ -198,11 +224,16 @@ export class SpeechTurn {
 
   private speak(sentence: string): void {
     this.chain = this.chain.then(async () => {
+      // A tick later, so the text_delta that completed this sentence leaves before the synthesis
+      // request is built (see TurnRunner.start).
+      await new Promise<void>((resolve) => process.nextTick(resolve));
       if (this.stopped) return;
       try {
         let first = true;
+        this.observation?.mark('ttsRequest');
         for await (const chunk of this.output.synthesize(sentence, this.voice, this.abort.signal)) {
           if (this.stopped) return;
+          this.observation?.mark('ttsFirstAudio');
           // On the timeline before it is queued: the pacer starts sending the first slice while
           // later ones are still being resampled, and a barge-in may come in between.
           const ms = (chunk.samples.length * 1000) / chunk.sampleRate;

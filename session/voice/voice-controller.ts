@@ -10,6 +10,8 @@ import type { SessionSettings } from '../settings.ts';
 import type { TurnRecord, TurnRunner } from '../turn-runner.ts';
 import { BargeIn, DEFAULT_BARGE_IN, type BargeInHost, type BargeInPolicy } from './barge-in.ts';
 import { lexicalCue } from './lexical-cue.ts';
+import type { TurnObservation } from '../turn-observation.ts';
+import type { TurnEndTiming } from './frame-arrivals.ts';
 import { VoiceInput } from './voice-input.ts';
 
 /** What the voice side needs from its session. */
@@ -18,7 +20,9 @@ export interface VoiceHost extends BargeInHost {
   readonly history: ConversationHistory;
   send(frame: ServerFrame): void;
   /** A real user turn: asr, then a reply. Returns the reply's runner (none when the words only answered a permission). */
-  userTurn(text: string, turnId: string): TurnRunner | undefined;
+  userTurn(text: string, turnId: string, inputSource: 'voice', observation: TurnObservation): TurnRunner | undefined;
+  /** A turn's waterfall, from the end-of-turn decision on. */
+  observeTurn(): TurnObservation;
   /** Real user speech was heard (cancels a pending end of call). */
   userSpoke(): void;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
@@ -56,10 +60,10 @@ export class VoiceController {
       },
       onSpeechConfirmed: () => this.onSpeechConfirmed(),
       onSpeechSustained: () => this.bargeIn.onSpeechSustained(),
-      onProbe: (transcript) => this.onProbe(transcript),
+      onProbe: (timing, transcript) => this.onProbe(timing, transcript),
       onSpeechResumed: () => this.onSpeechResumed(),
       onNoise: () => this.bargeIn.onNoise(),
-      onTurnEnd: (transcript) => this.onTurnEnd(transcript),
+      onTurnEnd: (timing, transcribe) => this.onTurnEnd(timing, transcribe),
       onSilentMic: (w) => host.send({ type: 'silent_mic', reason: w.reason, duration_ms: w.duration_ms, peak: w.peak }),
     });
   }
@@ -106,9 +110,11 @@ export class VoiceController {
    * A pause inside the user's speech, with the words so far: words that are not backchannels
    * confirm a pending barge-in; in flow mode a reply may start early, unless the words trail off.
    */
-  private onProbe(transcript: Promise<string>): void {
+  private onProbe(timing: TurnEndTiming, transcript: Promise<string>): void {
     const epoch = this.epoch;
     const probedAt = performance.now();
+    let heardAt: number | undefined;
+    transcript.then(() => (heardAt = performance.now()), () => undefined);
     this.enqueue(async () => {
       // A probe that failed only loses its cue; the turn's own transcript decides what was said.
       const text = (await transcript.catch(() => '')).trim();
@@ -118,9 +124,25 @@ export class VoiceController {
       const wait = this.eagerDelayMs - (performance.now() - probedAt);
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       if (epoch !== this.epoch) return;
-      const runner = this.host.userTurn(text, newTurnId());
+      // An eager reply's end of turn is the moment it starts; its transcript was already there.
+      const observation = this.host.observeTurn();
+      observation.mark('lastVoiced', timing.lastVoicedAt);
+      observation.mark('endOfTurn');
+      observation.mark('asrFinal', heardAt);
+      const runner = this.host.userTurn(text, newTurnId(), 'voice', observation);
       if (runner) this.eager = { runner, text };
+      else observation.end(undefined);
     });
+  }
+
+  /** The turn's waterfall opens at the decision; its transcription runs inside it. */
+  private observeEnd(timing: TurnEndTiming, transcribe: () => Promise<string>): { observation: TurnObservation; transcript: Promise<string> } {
+    const observation = this.host.observeTurn();
+    observation.mark('lastVoiced', timing.lastVoicedAt);
+    observation.mark('endOfTurn', timing.decidedAt);
+    const transcript = observation.run(transcribe);
+    transcript.then(() => observation.mark('asrFinal'), () => observation.end(undefined));
+    return { observation, transcript };
   }
 
   private onSpeechResumed(): void {
@@ -133,21 +155,23 @@ export class VoiceController {
     this.host.log.info({ turn_id: eager.runner.turnId }, 'eager reply retracted: the user went on');
   }
 
-  private onTurnEnd(transcript: Promise<string>): void {
+  private onTurnEnd(timing: TurnEndTiming, transcribe: () => Promise<string>): void {
+    const { observation, transcript } = this.observeEnd(timing, transcribe);
     this.enqueue(async () => {
       if (this.eager) {
         // The eager reply already answers this speech: it is now committed.
         this.eager = undefined;
+        observation.end(undefined);
         return;
       }
       const text = (await transcript).trim();
       // Settles a pending barge-in; a backchannel over the reply never becomes a turn.
-      if (!this.bargeIn.onWords(text, true)) return;
+      if (!this.bargeIn.onWords(text, true)) return observation.end(undefined);
       if (!text) {
         this.host.log.info({}, 'speech ended with an empty transcript; no turn');
-        return;
+        return observation.end(undefined);
       }
-      this.host.userTurn(text, newTurnId());
+      this.host.userTurn(text, newTurnId(), 'voice', observation);
     });
   }
 

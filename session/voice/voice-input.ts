@@ -5,6 +5,7 @@ import { Resampler } from '../../media/resampler.ts';
 import { SilenceMonitor, type SilentMicWarning } from '../../media/silence-monitor.ts';
 import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE, type VadFactory, type VoiceActivityDetector } from '../../media/vad.ts';
 import type { SpeechToText, TranscriptionStream } from '../providers/asr.ts';
+import { FrameArrivals, type TurnEndTiming } from './frame-arrivals.ts';
 import { lexicalCue } from './lexical-cue.ts';
 
 export interface VoiceInputEvents {
@@ -15,13 +16,13 @@ export interface VoiceInputEvents {
   /** Voiced speech long enough to be an interruption by length alone. */
   onSpeechSustained(): void;
   /** A pause inside the segment: the transcript of the speech so far (lexical cue, flow's eager reply). */
-  onProbe(transcript: Promise<string>): void;
+  onProbe(timing: TurnEndTiming, transcript: Promise<string>): void;
   /** The user went on after a probe. */
   onSpeechResumed(): void;
   /** The segment was noise: no transcript, no turn. */
   onNoise(): void;
-  /** The turn ended; resolves with the final transcript. */
-  onTurnEnd(transcript: Promise<string>): void;
+  /** The turn ended; `transcribe` (call it at once) resolves with the final transcript. */
+  onTurnEnd(timing: TurnEndTiming, transcribe: () => Promise<string>): void;
   onSilentMic(warning: SilentMicWarning): void;
 }
 
@@ -53,6 +54,9 @@ export class VoiceInput {
   private probe: Promise<string> | undefined;
   /** Bumped when speech resumes, so a late probe result never sets the cue of newer speech. */
   private probeEpoch = 0;
+  private readonly arrivals = new FrameArrivals();
+  /** When the last speech segment began (the arrival of its first voiced frame). */
+  speechOnsetAt: number | undefined;
   private closed = false;
 
   constructor(
@@ -66,7 +70,10 @@ export class VoiceInput {
     this.silence = new SilenceMonitor(inputRate);
     this.endpointer = new Endpointer(endpointing);
     this.vad = vad.create((frame, speech) => this.onFrame(frame, speech));
-    this.frames = new FrameSplitter(VAD_FRAME_SAMPLES, (frame) => this.vad.push(frame));
+    this.frames = new FrameSplitter(VAD_FRAME_SAMPLES, (frame) => {
+      this.arrivals.arrive(performance.now());
+      this.vad.push(frame);
+    });
   }
 
   get speaking(): boolean {
@@ -100,6 +107,7 @@ export class VoiceInput {
     this.probeEpoch += 1;
     this.segment = [];
     this.segmentSamples = 0;
+    this.speechOnsetAt = undefined;
     this.endpointer.reset();
   }
 
@@ -111,10 +119,12 @@ export class VoiceInput {
 
   private onFrame(frame: Int16Array, speech: boolean): void {
     if (this.closed) return;
+    this.arrivals.decide(speech);
     if (this.endpointer.active) this.keep(frame);
     for (const event of this.endpointer.push(frame, speech, rmsDbfs(frame))) {
       switch (event.type) {
         case 'speech_start':
+          this.speechOnsetAt = this.arrivals.onset();
           this.asr = this.stt.open();
           for (const f of event.preroll) this.keep(f);
           this.events.onSpeechStart();
@@ -126,7 +136,7 @@ export class VoiceInput {
           this.events.onSpeechSustained();
           break;
         case 'pause_probe':
-          this.startProbe();
+          this.startProbe(this.arrivals.turnEnd(event.silentMs, performance.now()));
           break;
         case 'speech_resumed':
           this.probe = undefined;
@@ -134,14 +144,15 @@ export class VoiceInput {
           if (!this.asr) this.reopenAsr();
           this.events.onSpeechResumed();
           break;
-        case 'turn_end': {
-          // A closing probe heard everything up to the pause, and only silence followed: it is final.
-          const transcript = this.probe ?? this.finishAsr();
-          this.probe = undefined;
-          this.clearSegment();
-          this.events.onTurnEnd(transcript);
+        case 'turn_end':
+          this.events.onTurnEnd(this.arrivals.turnEnd(event.silentMs, performance.now()), () => {
+            // A closing probe heard everything up to the pause, and only silence followed: it is final.
+            const transcript = this.probe ?? this.finishAsr();
+            this.probe = undefined;
+            this.clearSegment();
+            return transcript;
+          });
           break;
-        }
         case 'noise_dropped':
           this.asr?.abort();
           this.asr = undefined;
@@ -159,7 +170,7 @@ export class VoiceInput {
    * on. One without them is closed on the speech so far; if the user goes on, a new one hears the
    * whole segment again (reopenAsr), so the final transcript is whole.
    */
-  private startProbe(): void {
+  private startProbe(timing: TurnEndTiming): void {
     const epoch = this.probeEpoch;
     const stream = this.asr;
     let words: Promise<string>;
@@ -174,7 +185,7 @@ export class VoiceInput {
       (text) => this.cue(epoch, lexicalCue(text)),
       () => this.cue(epoch, 'neutral'),
     );
-    this.events.onProbe(words);
+    this.events.onProbe(timing, words);
   }
 
   private cue(epoch: number, cue: TurnCue): void {

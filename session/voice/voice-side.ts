@@ -30,6 +30,7 @@ export function openVoiceSide(host: VoiceHost, settings: SessionSettings, deps: 
     pauseAudio: () => transport.pauseAudio?.(),
     resumeAudio: () => transport.resumeAudio?.(),
     ...(transport.sendAheadMs === undefined ? {} : { sendAheadMs: transport.sendAheadMs }),
+    ...(transport.pacedLate ? { pacedLate: (ms: number) => transport.pacedLate!(ms) } : {}),
   });
   return { speech, voice: new VoiceController(host, media.inputRate, deps.voice) };
 }

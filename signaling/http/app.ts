@@ -4,11 +4,11 @@ import type { ServerContext } from '../context.ts';
 import { sendHttpError } from './http-error.ts';
 import { devRoutesEnabled, mountDevRoutes } from './dev-routes.ts';
 import { isLoopbackAddress } from './loopback-request.ts';
-import { mountHealth } from './health-routes.ts';
 import { mountSessionKeys } from './session-keys-route.ts';
 import { mountStatic } from './static-routes.ts';
+import { mountObservability } from '../observability/routes.ts';
 
-/** The HTTP side: session keys, health and readiness, the demo page and the client bundle. */
+/** The HTTP side: session keys, health, readiness and metrics, the demo page and the client bundle. */
 export function createHttpApp(server: ServerContext): Koa {
   const app = new Koa({ proxy: server.config.TRUST_PROXY });
   const router = new Router();
@@ -33,7 +33,7 @@ export function createHttpApp(server: ServerContext): Koa {
     }
   });
 
-  mountHealth(router, server);
+  mountObservability(router, server);
   mountSessionKeys(router, server);
   if (devRoutesEnabled(server)) {
     mountDevRoutes(router, server);

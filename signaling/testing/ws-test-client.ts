@@ -10,8 +10,9 @@ export class WsTestClient extends FrameLog {
   private constructor(readonly ws: WebSocket) {
     super();
     ws.on('message', (data, isBinary) => {
-      if (isBinary) this.recordAudio(data as Buffer);
-      else this.recordFrame(JSON.parse(String(data)));
+      const at = performance.now();
+      if (isBinary) this.recordAudio(data as Buffer, at);
+      else this.recordFrame(JSON.parse(String(data)), at);
     });
     ws.on('close', (code, reason) => this.recordClose({ code, reason: String(reason) }));
   }

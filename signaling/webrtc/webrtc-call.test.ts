@@ -5,6 +5,7 @@ import { WebRtcTestPeer } from '../testing/webrtc-test-peer.ts';
 import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
 import { sid } from '../testing/conversation.ts';
 import { peakOf } from '../../media/pcm.ts';
+import { scrape } from '../testing/prom-scrape.ts';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -60,15 +61,31 @@ describe('WebRTC transport', () => {
     await peer.close();
   });
 
-  it('hears speech through 10% uplink packet loss: the endpointer never stalls', async () => {
+  it('hears speech through 10% uplink packet loss: the endpointer never stalls; the metrics see the call', async () => {
+    const before = await scrape(t.url);
     const { ws, peer } = await call({ greeting: false });
     await Promise.race([ws.waitFor('ready', () => true, 8000), peer.waitFor('ready')]);
-    await peer.stream(concat(roomTone(300, 48000), loadFixture('weather.wav', 48000), roomTone(1200, 48000)), { drop: (n) => n % 10 === 5 });
+    const audio = concat(roomTone(300, 48000), loadFixture('weather.wav', 48000), roomTone(1200, 48000));
+    await peer.stream(audio, { drop: (n) => n % 10 === 5 });
     const asr = await peer.waitFor('asr', () => true, 10000).catch(() => ws.waitFor('asr'));
     expect(asr.text).toContain('weather');
+    await peer.waitFor('done', (d) => d.turn_id === asr.turn_id, 15000).catch(() => ws.waitFor('done'));
+    const after = await scrape(t.url);
+    const delta = (name: string, labels: Record<string, string> = {}): number => after.value(name, labels) - before.value(name, labels);
+    const packets = Math.ceil(audio.length / 960);
+    // Every dropped packet was given up by the jitter buffer (the last one may still be waiting).
+    expect(delta('parley_webrtc_packets_lost_total')).toBeGreaterThanOrEqual(Math.floor(packets / 10) - 1);
+    expect(delta('parley_webrtc_packets_lost_total')).toBeLessThanOrEqual(Math.ceil(packets / 10));
+    // About one jitter sample per second of uplink; the connect time once.
+    expect(delta('parley_webrtc_jitter_seconds_count')).toBeGreaterThanOrEqual(Math.floor((packets * 0.9) / 50));
+    expect(delta('parley_webrtc_connect_seconds_count')).toBe(1);
+    // The reply's RTP packets were paced (in the media worker) and each measured.
+    expect(delta('parley_downlink_lateness_seconds_count', { transport: 'webrtc' })).toBeGreaterThan(10);
+    // This call is live (earlier calls of this file may still be winding down).
+    expect(after.value('parley_sessions_active', { transport: 'webrtc', modality: 'voice' })).toBeGreaterThanOrEqual(1);
     await peer.close();
     ws.close();
-  });
+  }, 40_000);
 
   it('control frames travel on the data channel; wrap_up ends the call with bye {code:1000, reason:"idle"}', async () => {
     const { ws, peer } = await call({ greeting: false });

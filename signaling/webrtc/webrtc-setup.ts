@@ -1,7 +1,6 @@
 import { OfferError, type CallPeer, type CallPeerOptions } from '../../media/webrtc/call-peer.ts';
 import { LocalPeer } from '../../media/webrtc/local-peer.ts';
 import { mediaWorkerPool, type MediaWorkerPool } from '../../media/webrtc/worker-peer.ts';
-import { WORKER_INSTRUMENTATION } from '../observability/pacing.ts';
 import { WebRtcTransport, type SignalingLink } from './webrtc-transport.ts';
 import { MEDIA_RATE } from '../../media/webrtc/opus.ts';
 import type { Session } from '../../session/session.ts';
@@ -30,6 +29,7 @@ export class WebRtcSetup {
   private peer: CallPeer | undefined;
   private answered = false;
   private session: Session | undefined;
+  private offeredAt = 0;
 
   constructor(
     private readonly server: ServerContext,
@@ -50,6 +50,7 @@ export class WebRtcSetup {
       return this.hooks.sendError('invalid_offer', 'an offer was already received for this call; one offer per call');
     }
     const { config } = this.server;
+    this.offeredAt = performance.now();
     const options: CallPeerOptions = {
       // STUN only: the server has its own address; TURN relays are for clients behind NAT, and an
       // unreachable entry here would stall gathering.
@@ -80,7 +81,7 @@ export class WebRtcSetup {
 
   private workerPool(): MediaWorkerPool {
     const { config, log } = this.server;
-    const pool = mediaWorkerPool(config.WEBRTC_MEDIA_WORKERS, config.WEBRTC_MEDIA_WORKER_NICE, WORKER_INSTRUMENTATION);
+    const pool = mediaWorkerPool(config.WEBRTC_MEDIA_WORKERS, config.WEBRTC_MEDIA_WORKER_NICE);
     pool.onPriorityRefused ??= (reason) => log.warn({ nice: config.WEBRTC_MEDIA_WORKER_NICE }, `${reason}; grant CAP_SYS_NICE or set WEBRTC_MEDIA_WORKER_NICE=0`);
     return pool;
   }
@@ -90,7 +91,9 @@ export class WebRtcSetup {
   }
 
   private onConnected(peer: CallPeer): void {
-    const transport = new WebRtcTransport(peer, this.signaling, this.prepared.settings.backgroundAudio);
+    const { metrics } = this.server.observability;
+    metrics.webrtcConnect.observe((performance.now() - this.offeredAt) / 1000);
+    const transport = new WebRtcTransport(peer, this.signaling, this.prepared.settings.backgroundAudio, metrics);
     // Opus both ways at the media rate; the session sees plain PCM16 and resamples nothing.
     this.session = this.prepared.build(transport, { inputRate: MEDIA_RATE, outputRate: MEDIA_RATE, encoding: 'pcm16' });
     this.hooks.onSession(this.session, transport);

@@ -5,6 +5,8 @@ import { Pcm16Reader } from '../../media/pcm.ts';
 import { BackgroundBed } from '../../media/webrtc/background-bed.ts';
 import { MEDIA_FRAME_SAMPLES, MEDIA_RATE } from '../../media/webrtc/opus.ts';
 import type { CallPeer } from '../../media/webrtc/call-peer.ts';
+import { errorCodeLabel, type ParleyMetrics } from '../observability/metrics.ts';
+import type { FineHistogram } from '../observability/fine-histogram.ts';
 
 /** The signaling socket, while it lasts: frames fall back to it until `control` opens. */
 export interface SignalingLink {
@@ -28,12 +30,16 @@ export class WebRtcTransport implements Transport, Ticking {
   private closed = false;
   /** The close code the server chose, if it ended the call (the peer's own end has none). */
   closeCode: number | undefined;
+  /** The session pacer's lateness: on the wire, or (a media worker paces the RTP) only the handoff. */
+  private readonly lateness: FineHistogram;
 
   constructor(
     private readonly peer: CallPeer,
     private readonly signaling: SignalingLink,
     backgroundAudio: boolean,
+    private readonly metrics: ParleyMetrics,
   ) {
+    this.lateness = peer.downlinkLeadMs === undefined ? metrics.downlinkLateness.of('webrtc') : metrics.handoffLateness.of();
     if (backgroundAudio) {
       this.bed = new BackgroundBed(MEDIA_RATE);
       this.lastFrameAt = performance.now();
@@ -54,6 +60,10 @@ export class WebRtcTransport implements Transport, Ticking {
     this.peer.discardAudio?.();
   }
 
+  pacedLate(ms: number): void {
+    this.lateness.record(ms);
+  }
+
   /** While paused the bed stops too: its frames would queue behind the held speech. */
   pauseAudio(): void {
     this.paused = true;
@@ -69,7 +79,12 @@ export class WebRtcTransport implements Transport, Ticking {
   sendFrame(frame: ServerFrame): void {
     if (this.closed) return;
     const text = JSON.stringify(frame);
-    if (!this.peer.sendControl(text) && this.signaling.open) this.signaling.sendFrame(frame);
+    if (this.peer.sendControl(text)) {
+      if (frame.type === 'error') this.metrics.errors.inc({ code: errorCodeLabel(frame.code) });
+    } else if (this.signaling.open) {
+      // The signaling socket's transport counts it.
+      this.signaling.sendFrame(frame);
+    }
   }
 
   sendAudio(bytes: Uint8Array): void {

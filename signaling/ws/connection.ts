@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import type { RawData, WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import type { Session } from '../../session/session.ts';
 import type { ServerContext } from '../context.ts';
 import { errorFrame, WS_ERRORS, type ErrorCode, type WsErrorCode } from '../../session/protocol/errors.ts';
@@ -12,10 +12,11 @@ import { answerOneShot } from './one-shot.ts';
 import { StartRefusals } from './start-refusals.ts';
 import type { ClientFrameOf } from '../../session/protocol/client.ts';
 import { LiveRecord } from './live-record.ts';
-import { WebSocketTransport } from './ws-transport.ts';
+import { messageBytes, WebSocketTransport } from './ws-transport.ts';
 import { WebRtcSetup } from '../webrtc/webrtc-setup.ts';
 import type { WebRtcTransport } from '../webrtc/webrtc-transport.ts';
 import type { Transport } from '../../session/transport.ts';
+import { sessionTelemetry, socketMetrics, type SessionFacts, type SessionTelemetry } from '../observability/session-telemetry.ts';
 
 /**
  * One WebSocket from upgrade to close: waits for the start frame, opens (or resumes) the
@@ -34,6 +35,7 @@ export class Connection implements RegisteredSession {
   private frames: Transport;
   private webrtc: WebRtcSetup | undefined;
   private webrtcTransport: WebRtcTransport | undefined;
+  private telemetry: SessionTelemetry | undefined;
   private startTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   /** Frames that arrived while an asynchronous start was being opened. */
@@ -51,9 +53,9 @@ export class Connection implements RegisteredSession {
     address: string,
   ) {
     this.refusals = new StartRefusals(server, handshake, address);
-    this.transport = new WebSocketTransport(ws, socket, server.config, (code, detail) => this.fail(code, detail));
+    this.transport = new WebSocketTransport(ws, socket, server.config, (code, detail) => this.fail(code, detail), socketMetrics(server.observability));
     this.frames = this.transport;
-    ws.on('message', (data, isBinary) => this.onMessage(toBuffer(data), isBinary));
+    ws.on('message', (data, isBinary) => this.onMessage(messageBytes(data), isBinary));
     // A connected WebRTC call outlives its signaling socket (SPEC): only the peer ends it.
     ws.on('close', (code) => {
       if (!this.webrtc?.connected) this.teardown(code);
@@ -178,6 +180,9 @@ export class Connection implements RegisteredSession {
     await record.register();
     if (this.ended) return;
     if (prepared.credential.kind === 'scoped') this.armExpiry(prepared.credential.expiresAt);
+    const facts: SessionFacts = { sessionId: this.sessionId, account: prepared.credential.account, transport, modality: prepared.settings.modality, resumed: prepared.resumed };
+    const telemetry = (this.telemetry = sessionTelemetry(this.server.observability, this.server.log, facts));
+    const observed: PreparedSession = { ...prepared, build: (on, media) => prepared.build(on, media, telemetry) };
     const begin = (session: Session): void => {
       this.session = session;
       this.untaken = undefined;
@@ -185,10 +190,10 @@ export class Connection implements RegisteredSession {
       session.begin(record.token);
       record.checkpoint(session);
     };
-    if (start.transport?.kind !== 'webrtc') return begin(prepared.build(this.transport));
+    if (transport === 'websocket') return begin(observed.build(this.transport));
     // WebRTC: ready waits until the peer is connected, so the greeting is never spoken into a
     // call that cannot carry it yet.
-    this.webrtc = new WebRtcSetup(this.server, start.session_id, prepared, this.transport, {
+    this.webrtc = new WebRtcSetup(this.server, start.session_id, observed, this.transport, {
       sendError: (code, detail) => this.sendError(code, detail),
       onSession: (session, transport) => {
         clearTimeout(this.startTimer);
@@ -288,13 +293,8 @@ export class Connection implements RegisteredSession {
       else void record.stash(session);
       session.log.info({ close_code: code, stashed: code !== 1000 }, 'session ended');
     }
+    this.telemetry?.end(code);
     record?.release();
     this.giveBack();
   }
-}
-
-function toBuffer(data: RawData): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.from(data);
 }

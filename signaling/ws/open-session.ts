@@ -1,5 +1,6 @@
 import { Session } from '../../session/session.ts';
 import type { SessionDeps } from '../../session/session-deps.ts';
+import type { SessionObserver } from '../../session/observer.ts';
 import { mergeOnResume, resolveSettings, type SessionSettings } from '../../session/settings.ts';
 import type { StashEntry } from '../../session/resume/snapshot.ts';
 import type { Transport } from '../../session/transport.ts';
@@ -18,8 +19,8 @@ export interface PreparedSession {
   resumed: boolean;
   /** The stash entry a resume took: given back if the session never begins. */
   taken: { token: string; entry: StashEntry } | undefined;
-  /** Builds the session on its transport; `media` overrides the pipeline's formats (WebRTC). */
-  build(transport: Transport, media?: SessionDeps['media']): Session;
+  /** Builds the session on its transport; `media` overrides the pipeline's formats (WebRTC); `observer` measures it. */
+  build(transport: Transport, media?: SessionDeps['media'], observer?: SessionObserver): Session;
 }
 
 export type PrepareResult = PreparedSession | { ok: false; code: WsErrorCode; detail: string };
@@ -61,11 +62,18 @@ async function prepare(server: ServerContext, handshake: HandshakeAuth | undefin
   if (mode.voice !== undefined && !server.voices.find(mode.voice)) return { ok: false, code: 'invalid_start_frame', detail: `mode.voice: unknown voice "${mode.voice}"` };
 
   let taken: PreparedSession['taken'];
+  const resumes = server.observability.metrics.resume;
   if (start.resume_token !== undefined) {
     // Not this caller's conversation: refused, and left for its owner.
     const result = await server.stores.stash.take(start.resume_token, { account: auth.credential.account, sessionId: start.session_id });
-    if (result.status === 'not_owner') return { ok: false, code: 'resume_failed', detail: 'resume token belongs to another account or session; start again without it' };
-    if (result.status === 'unknown') return { ok: false, code: 'resume_failed', detail: 'resume token is unknown, expired or already used; start again without it' };
+    if (result.status === 'not_owner') {
+      resumes.inc({ outcome: 'refused' });
+      return { ok: false, code: 'resume_failed', detail: 'resume token belongs to another account or session; start again without it' };
+    }
+    if (result.status === 'unknown') {
+      resumes.inc({ outcome: 'unknown' });
+      return { ok: false, code: 'resume_failed', detail: 'resume token is unknown, expired or already used; start again without it' };
+    }
     taken = { token: start.resume_token, entry: result.entry };
   }
   const restored = taken?.entry.snapshot;
@@ -87,10 +95,11 @@ async function prepare(server: ServerContext, handshake: HandshakeAuth | undefin
   }
   if (!hooks.admit()) return refuse('server_busy', 'the server is at MAX_SESSIONS; retry later');
 
-  const build = (transport: Transport, media?: SessionDeps['media']): Session => {
+  const build = (transport: Transport, media?: SessionDeps['media'], observer?: SessionObserver): Session => {
   const deps: SessionDeps = {
     transport,
     ...(media ? { media } : {}),
+    ...(observer ? { observer } : {}),
     llm: server.llm,
     voices: server.voices,
     log: server.log.child({ session_id: start.session_id, account: auth.credential.account }),
@@ -112,5 +121,7 @@ async function prepare(server: ServerContext, handshake: HandshakeAuth | undefin
   if (restored) session.restore(restored);
   return session;
   };
+  // Counted once the start will run (a later refusal gave the token back: not a resume).
+  if (taken) resumes.inc({ outcome: 'resumed' });
   return { ok: true, credential: auth.credential, settings, resumed: taken !== undefined, taken, build };
 }

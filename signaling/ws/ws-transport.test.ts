@@ -31,7 +31,7 @@ async function connect(): Promise<{ transport: WebSocketTransport; flushes: () =
           return original.apply(this, args);
         };
       }
-      wss.handleUpgrade(req, socket, head, (ws) => resolve({ transport: new WebSocketTransport(ws, socket, limits, () => undefined), flushes: () => flushes }));
+      wss.handleUpgrade(req, socket, head, (ws) => resolve({ transport: new WebSocketTransport(ws, socket, limits, () => undefined, { errorSent: () => undefined }), flushes: () => flushes }));
     });
   });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));

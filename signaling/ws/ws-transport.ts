@@ -1,9 +1,10 @@
 import type { Duplex } from 'node:stream';
-import type { WebSocket } from 'ws';
+import type { RawData, WebSocket } from 'ws';
 import type { Config } from '../config.ts';
 import type { WsErrorCode } from '../../session/protocol/errors.ts';
 import type { ServerFrame } from '../../session/protocol/server.ts';
 import type { Transport } from '../../session/transport.ts';
+import type { FineHistogram } from '../observability/fine-histogram.ts';
 
 /**
  * The session core's Transport over one `ws` socket, with backpressure: when the peer stops
@@ -26,7 +27,12 @@ export class WebSocketTransport implements Transport {
     private readonly socket: Duplex,
     private readonly limits: Pick<Config, 'AUDIO_BACKLOG_BYTES' | 'SEND_BACKLOG_LIMIT_BYTES' | 'SLOW_CONSUMER_MS'>,
     private readonly onSlowConsumer: (code: WsErrorCode, detail: string) => void,
+    private readonly metrics: { errorSent(code: string): void; lateness?: FineHistogram },
   ) {}
+
+  pacedLate(ms: number): void {
+    this.metrics.lateness?.record(ms);
+  }
 
   get open(): boolean {
     return this.ws.readyState === this.ws.OPEN;
@@ -34,6 +40,7 @@ export class WebSocketTransport implements Transport {
 
   sendFrame(frame: ServerFrame): void {
     if (!this.open) return;
+    if (frame.type === 'error') this.metrics.errorSent(frame.code);
     this.batch();
     this.ws.send(JSON.stringify(frame));
     this.checkBacklog();
@@ -93,4 +100,11 @@ export class WebSocketTransport implements Transport {
       setImmediate(() => this.onSlowConsumer('slow_consumer', detail));
     }
   }
+}
+
+/** An incoming message's bytes as one Buffer, whatever shape ws delivered it in. */
+export function messageBytes(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
 }

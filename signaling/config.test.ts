@@ -31,6 +31,28 @@ describe('loadConfig', () => {
     expect(config.DEV_ROUTES).toBe('off');
   });
 
+  it('usage: prices default to one unit a session second, notices and warnings on, every limit off', () => {
+    const config = loadConfig({});
+    expect(config.PRICES).toEqual({ session_s: 1 });
+    expect(config.CLOSING_NOTICE_S).toBe(60);
+    expect(config.LOW_CREDIT_WARNING_S).toBe(300);
+    expect(config.LLM_STREAM_USAGE).toBe(true);
+    for (const name of ['MAX_SESSION_S', 'IDLE_TIMEOUT_S', 'MAX_SESSIONS_PER_ACCOUNT', 'SESSION_STARTS_PER_MINUTE', 'KEY_EXCHANGES_PER_MINUTE', 'INPUT_TEXT_PER_SECOND'] as const) {
+      expect(config[name]).toBeUndefined();
+      expect(loadConfig({ [name]: '7' })[name]).toBe(7);
+      expect(rejection({ [name]: '0' }).message).toContain(name);
+    }
+  });
+
+  it('PRICES: a JSON object of known meters to non-negative numbers, or a message naming it', () => {
+    expect(loadConfig({ PRICES: '{"session_s":0.5,"llm_output_tokens":0.002}' }).PRICES).toEqual({ session_s: 0.5, llm_output_tokens: 0.002 });
+    expect(loadConfig({ PRICES: '{}' }).PRICES).toEqual({});
+    expect(rejection({ PRICES: 'session_s=1' }).message).toMatch(/PRICES: must be a JSON object/);
+    expect(rejection({ PRICES: '{"minutes":1}' }).message).toMatch(/PRICES.*meters/);
+    expect(rejection({ PRICES: '{"session_s":-1}' }).message).toContain('PRICES');
+    expect(rejection({ PRICES: '[1]' }).message).toContain('PRICES');
+  });
+
   it('WEBRTC_MEDIA_WORKERS: one per core beyond the first (1 to 4) by default, 0 allowed, negatives refused', () => {
     const cores = availableParallelism();
     expect(loadConfig({}).WEBRTC_MEDIA_WORKERS).toBe(Math.min(4, Math.max(1, cores - 1)));

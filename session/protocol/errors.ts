@@ -33,6 +33,10 @@ export const WS_ERRORS = {
   voice_unavailable: { retryable: false, close: 4400 },
   web_search_unavailable: { retryable: false, close: 4400 },
   slow_consumer: { retryable: true, close: 4429 },
+  /** A per-account limit (usage issue): fatal at start (4429), a refused frame otherwise. */
+  rate_limited: { retryable: true, close: 4429 },
+  /** The account's credit ran out: at start, or after session_closing_soon (resumable after a top-up). */
+  credit_exhausted: { retryable: false, close: 4402 },
   too_many_attempts: { retryable: true, close: 4429 },
   internal_error: { retryable: true, close: 1011 },
   /** A shared store (PostgreSQL, Redis) cannot answer: a persistent key, a resume token or a report waits for it. */
@@ -65,12 +69,15 @@ export const TOOL_ERRORS = {
 export const HTTP_ERRORS = {
   invalid_session_id: { status: 400, retryable: false },
   invalid_request: { status: 400, retryable: false },
+  invalid_parameter: { status: 400, retryable: false },
   unauthorized: { status: 401, retryable: false },
   forbidden: { status: 403, retryable: false },
   forbidden_origin: { status: 403, retryable: false },
   not_found: { status: 404, retryable: false },
   method_not_allowed: { status: 405, retryable: false },
   payload_too_large: { status: 413, retryable: false },
+  credit_exhausted: { status: 402, retryable: false },
+  rate_limited: { status: 429, retryable: true },
   not_json: { status: 415, retryable: false },
   too_many_attempts: { status: 429, retryable: true },
   server_restarting: { status: 503, retryable: true },

@@ -35,6 +35,8 @@ export class SpeechOutput {
   private readonly pacer: DownlinkPacer;
   private readonly resamplers = new Map<number, Resampler>();
   private current: SpeechTurn | undefined;
+  /** Characters handed to synthesis over the session (tts_chars). */
+  synthesizedChars = 0;
 
   constructor(private readonly options: SpeechOutputOptions) {
     this.pacer = new DownlinkPacer({
@@ -92,6 +94,7 @@ export class SpeechOutput {
 
   /** @internal */
   synthesize(text: string, voice: string, signal: AbortSignal): AsyncIterable<{ samples: Int16Array; sampleRate: number }> {
+    this.synthesizedChars += text.length;
     return this.options.tts.synthesize(text, voice, signal);
   }
 

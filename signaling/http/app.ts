@@ -6,6 +6,7 @@ import { devRoutesEnabled, mountDevRoutes } from './dev-routes.ts';
 import { isLoopbackAddress } from './loopback-request.ts';
 import { mountSessionKeys } from './session-keys-route.ts';
 import { mountStatic } from './static-routes.ts';
+import { mountUsageRoutes } from './usage-routes.ts';
 import { mountObservability } from '../observability/routes.ts';
 
 /** The HTTP side: session keys, health, readiness and metrics, the demo page and the client bundle. */
@@ -35,6 +36,7 @@ export function createHttpApp(server: ServerContext): Koa {
 
   mountObservability(router, server);
   mountSessionKeys(router, server);
+  mountUsageRoutes(router, server);
   if (devRoutesEnabled(server)) {
     mountDevRoutes(router, server);
     if (!isLoopbackAddress(server.config.HOST)) server.log.warn({ host: server.config.HOST }, 'DEV_ROUTES is on while listening beyond loopback: the dev key route still answers only pages on this machine');

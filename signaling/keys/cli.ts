@@ -1,8 +1,10 @@
 import { parseArgs } from 'node:util';
 import { isMainModule, processOut, type CliOut } from '../cli-main.ts';
-import { openSqlDatabase, type SqlDatabase } from '../stores/sql/sql-database.ts';
+import { openCliDatabase } from '../stores/stores.ts';
+import type { SqlDatabase } from '../stores/sql/sql-database.ts';
 import { SqlKeyStore } from '../stores/sql/sql-key-store.ts';
 import { InvalidAccountError, type KeyStore } from './key-store.ts';
+import { ACCOUNT_COMMANDS, ACCOUNT_USAGE, AccountUsageError, runAccountCommand } from '../usage/cli/account-commands.ts';
 
 
 const USAGE = `usage: npm run keys -- <command>
@@ -11,7 +13,7 @@ commands:
   create --account NAME   create a persistent key (ck_...); it is printed once, on the last line
   list                    list keys (ids, accounts, dates; never the keys)
   revoke ID               revoke a key; scoped keys already issued from it stay valid until expiry
-
+${ACCOUNT_USAGE}
 environment:
   DATABASE_URL            PostgreSQL (postgres://...); when unset, SQLite in DATA_DIR
   DATA_DIR                where keys.sqlite3 lives (default ./data)
@@ -21,6 +23,22 @@ environment:
 class UsageError extends Error {}
 
 export type CliEnv = { DATA_DIR?: string | undefined; DATABASE_URL?: string | undefined };
+
+/** Every command: the key commands below, and the account commands (usage, credit, limits). */
+export async function runCli(argv: string[], env: CliEnv, out: CliOut): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || !ACCOUNT_COMMANDS.has(command) || rest.includes('--help') || rest.includes('-h')) return runKeysCli(argv, env, out);
+  try {
+    return await runAccountCommand(command, rest, env, out);
+  } catch (err) {
+    if (err instanceof AccountUsageError || err instanceof InvalidAccountError) {
+      out.stderr(`keys: ${err.message}\n`);
+      return 2;
+    }
+    out.stderr(`keys: error: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
 
 export async function runKeysCli(argv: string[], env: CliEnv, out: CliOut): Promise<number> {
   let values: { account?: string; help?: boolean };
@@ -57,9 +75,7 @@ export async function runKeysCli(argv: string[], env: CliEnv, out: CliOut): Prom
     if (cmd === 'list' && rest.length > 0) throw new UsageError('list takes no arguments');
     if (cmd === 'revoke' && rest.length !== 1) throw new UsageError('usage: revoke ID');
 
-    database = openSqlDatabase({ DATA_DIR: env.DATA_DIR || './data', DATABASE_URL: env.DATABASE_URL || undefined });
-    // Safe beside running servers: migrations serialise (advisory lock / immediate transaction).
-    await database.migrate();
+    database = await openCliDatabase(env);
     const store = new SqlKeyStore(database);
     if (cmd === 'create') return await create(store, values.account ?? '', out);
     if (cmd === 'list') return await list(store, out);
@@ -106,5 +122,5 @@ async function revoke(store: KeyStore, id: string, out: CliOut): Promise<number>
 }
 
 if (isMainModule(import.meta.url)) {
-  process.exitCode = await runKeysCli(process.argv.slice(2), process.env, processOut);
+  process.exitCode = await runCli(process.argv.slice(2), process.env, processOut);
 }

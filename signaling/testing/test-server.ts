@@ -28,9 +28,11 @@ export async function startTestServer(env: Record<string, string> = {}, override
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-test-'));
   // Tests ask for the dev key route, as the demo's documented start command does. Every test
   // client comes from 127.0.0.1, so the per-address failure limit is raised out of their way
-  // (failed-attempts.test.ts sets its own).
+  // (failed-attempts.test.ts sets its own). No closing notice ahead of time unless a test asks
+  // (CLOSING_NOTICE_S): a stop() with sessions still open would otherwise hold them for the
+  // drain's notice (2.5 s with the defaults).
   const config = loadConfig({
-    HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', LOCAL_LLM_WORD_DELAY_MS: '0', DEV_ROUTES: 'on', AUTH_FAILURES_PER_ADDRESS: '10000',
+    HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', LOCAL_LLM_WORD_DELAY_MS: '0', DEV_ROUTES: 'on', AUTH_FAILURES_PER_ADDRESS: '10000', CLOSING_NOTICE_S: '0',
     ...env,
   });
   const server = await startServer(config, overrides);

@@ -12,11 +12,14 @@ import { answerOneShot } from './one-shot.ts';
 import { StartRefusals } from './start-refusals.ts';
 import type { ClientFrameOf } from '../../session/protocol/client.ts';
 import { LiveRecord } from './live-record.ts';
+import { FrameBacklog } from './frame-backlog.ts';
 import { messageBytes, WebSocketTransport } from './ws-transport.ts';
 import { WebRtcSetup } from '../webrtc/webrtc-setup.ts';
 import type { WebRtcTransport } from '../webrtc/webrtc-transport.ts';
 import type { Transport } from '../../session/transport.ts';
 import { sessionTelemetry, socketMetrics, type SessionFacts, type SessionTelemetry } from '../observability/session-telemetry.ts';
+import type { AccountLimit } from '../../session/protocol/usage.ts';
+import { gateInputText } from '../usage/input-text-gate.ts';
 
 /**
  * One WebSocket from upgrade to close: waits for the start frame, opens (or resumes) the
@@ -25,6 +28,7 @@ import { sessionTelemetry, socketMetrics, type SessionFacts, type SessionTelemet
  */
 export class Connection implements RegisteredSession {
   sessionId = '';
+  private account = '';
   private session: Session | undefined;
   /** The conversation's lease and stash entry, from the accepted start on. */
   private record: LiveRecord | undefined;
@@ -38,8 +42,8 @@ export class Connection implements RegisteredSession {
   private telemetry: SessionTelemetry | undefined;
   private startTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
-  /** Frames that arrived while an asynchronous start was being opened. */
-  private backlog: Array<{ bytes: Buffer; isBinary: boolean }> | undefined;
+  /** Frames that arrived while a start or an input_text verdict was being decided. */
+  private readonly backlog = new FrameBacklog((bytes, isBinary) => this.onMessage(bytes, isBinary));
   private registered = false;
   private failing = false;
   private ended = false;
@@ -76,16 +80,17 @@ export class Connection implements RegisteredSession {
     this.fail(code, 'the server is restarting; reconnect and resume with your resume_token');
   }
 
+  warnRestart(inMs: number): void {
+    this.session?.closing.announce('restart', inMs, true);
+  }
+
   checkpoint(): void {
     if (this.session && !this.failing && !this.ended) this.record?.checkpoint(this.session);
   }
 
   private onMessage(bytes: Buffer, isBinary: boolean): void {
     this.transport.checkBacklog();
-    if (this.backlog) {
-      this.backlog.push({ bytes, isBinary });
-      return;
-    }
+    if (this.backlog.keep(bytes, isBinary)) return;
     try {
       if (bytes.length > this.server.config.MAX_FRAME_BYTES) {
         return this.sendError('frame_too_large', `frame of ${bytes.length} bytes exceeds MAX_FRAME_BYTES (${this.server.config.MAX_FRAME_BYTES})`);
@@ -119,6 +124,16 @@ export class Connection implements RegisteredSession {
       return;
     }
     if (!this.session) return this.sendError('not_ready', `${frame.type} arrived before ready; the call is still connecting`);
+    if (frame.type === 'input_text') {
+      const session = this.session;
+      const held = gateInputText(this.server.usage.limits, this.account, {
+        pass: () => session.handle(frame),
+        refuse: (detail, retryAfterMs, limit) => this.sendError('rate_limited', detail, { retry_after_ms: retryAfterMs, limit }),
+      });
+      // A verdict still to come holds every later frame, so frames keep their order.
+      if (held) this.backlog.hold(held);
+      return;
+    }
     this.session.handle(frame);
   }
 
@@ -133,15 +148,12 @@ export class Connection implements RegisteredSession {
     if (parsed.frame.type === 'feedback' || parsed.frame.type === 'client_error') return this.onOneShot(parsed.frame);
     if (parsed.frame.type !== 'start') return this.fail('invalid_start_frame', `the first frame must be start, got ${parsed.frame.type}`);
     const start = parsed.frame;
-    this.backlog = [];
-    this.onStart(start).catch((error: unknown) => {
-      this.server.log.error({ err: error instanceof Error ? error.stack : String(error), session_id: start.session_id }, 'opening the session failed');
-      this.fail('internal_error', 'internal error while opening the session');
-    }).finally(() => {
-      const waiting = this.backlog ?? [];
-      this.backlog = undefined;
-      for (const frame of waiting) this.onMessage(frame.bytes, frame.isBinary);
-    });
+    this.backlog.hold(
+      this.onStart(start).catch((error: unknown) => {
+        this.server.log.error({ err: error instanceof Error ? error.stack : String(error), session_id: start.session_id }, 'opening the session failed');
+        this.fail('internal_error', 'internal error while opening the session');
+      }),
+    );
   }
 
   /** A report on a socket of its own: store, acknowledge, close cleanly. */
@@ -168,7 +180,8 @@ export class Connection implements RegisteredSession {
       this.leaveRegistry();
       // A failed resume leaves the socket open: the client may start fresh on it, a few times.
       const refusal = await this.refusals.startRefused(prepared.code, prepared.detail, start);
-      return refusal.fatal ? this.fail(refusal.code, refusal.detail) : this.sendError(refusal.code, refusal.detail);
+      const limit = prepared.limit ? { retry_after_ms: prepared.retryAfterMs, limit: prepared.limit } : {};
+      return refusal.fatal ? this.fail(refusal.code, refusal.detail, limit) : this.sendError(refusal.code, refusal.detail);
     }
     if (this.server.draining) return this.fail('server_restarting', 'the server is restarting; reconnect and resume with your resume_token');
     clearTimeout(this.startTimer);
@@ -177,18 +190,27 @@ export class Connection implements RegisteredSession {
       this.fail('resumed_elsewhere', 'this conversation was resumed on another connection with its resume token'),
     );
     this.record = record;
-    await record.register();
+    this.account = prepared.credential.account;
+    // MAX_SESSIONS_PER_ACCOUNT: counted in the live-session registry, across processes with Redis.
+    const joined = await record.register(prepared.maxSessions);
     if (this.ended) return;
+    if (joined !== 'acquired') return this.fail('rate_limited', joined.detail, { retry_after_ms: joined.retryAfterMs, limit: 'max_sessions' });
     if (prepared.credential.kind === 'scoped') this.armExpiry(prepared.credential.expiresAt);
+    const { credential } = prepared;
     const facts: SessionFacts = { sessionId: this.sessionId, account: prepared.credential.account, transport, modality: prepared.settings.modality, resumed: prepared.resumed };
     const telemetry = (this.telemetry = sessionTelemetry(this.server.observability, this.server.log, facts));
     const observed: PreparedSession = { ...prepared, build: (on, media) => prepared.build(on, media, telemetry) };
     const begin = (session: Session): void => {
       this.session = session;
       this.untaken = undefined;
-      session.log.info({ modality: session.settings.modality, transport, key_kind: prepared.credential.kind, resumed: prepared.resumed }, 'session started');
+      session.log.info({ modality: session.settings.modality, transport, key_kind: credential.kind, resumed: prepared.resumed }, 'session started');
       session.begin(record.token);
       record.checkpoint(session);
+      if (credential.kind === 'scoped') {
+        // SPEC's two-hour window ends with the scoped key: announced ahead, then closed (resumable with a fresh key).
+        clearTimeout(this.expiryTimer);
+        session.closing.plan('session_window', credential.expiresAt - Date.now(), true, () => this.expire());
+      }
     };
     if (transport === 'websocket') return begin(observed.build(this.transport));
     // WebRTC: ready waits until the peer is connected, so the greeting is never spoken into a
@@ -231,24 +253,28 @@ export class Connection implements RegisteredSession {
   /** SPEC: expiry also ends a connection still using the key (and the call stays resumable). */
   private armExpiry(expiresAt: number): void {
     const delay = Math.min(Math.max(0, expiresAt - Date.now()), 2 ** 31 - 1);
-    this.expiryTimer = setTimeout(() => this.fail('key_expired', 'the scoped key expired; mint a new one and resume with your resume_token'), delay);
+    this.expiryTimer = setTimeout(() => this.expire(), delay);
   }
 
-  private sendError(code: ErrorCode, detail: string): void {
-    this.frames.sendFrame(errorFrame(code, detail));
+  private expire(): void {
+    this.fail('key_expired', 'the scoped key expired; mint a new one and resume with your resume_token');
+  }
+
+  private sendError(code: ErrorCode, detail: string, extra: { retry_after_ms?: number | undefined; limit?: AccountLimit | undefined } = {}): void {
+    this.frames.sendFrame({ ...errorFrame(code, detail), ...definedOf(extra) });
   }
 
   /**
    * A fatal error: the frame, then the close code documented for it. A live conversation is
    * stashed first, because the client may reconnect to another process the moment it hears.
    */
-  private fail(code: WsErrorCode, detail: string): void {
+  private fail(code: WsErrorCode, detail: string, extra: Parameters<Connection['sendError']>[2] = {}): void {
     if (this.ended || this.failing) return;
     this.failing = true;
     const spec = WS_ERRORS[code];
     const closeCode = 'close' in spec ? spec.close : 1011;
     const close = (): void => {
-      this.sendError(code, detail);
+      this.sendError(code, detail, extra);
       this.frames.close(closeCode, code);
       this.teardown(closeCode);
     };
@@ -297,4 +323,8 @@ export class Connection implements RegisteredSession {
     record?.release();
     this.giveBack();
   }
+}
+
+function definedOf<T extends object>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
 }

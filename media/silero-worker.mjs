@@ -1,0 +1,43 @@
+// The Silero inference thread: one onnxruntime session, batch after batch. onnxruntime-node's
+// run() is synchronous native work inside a setImmediate on whatever thread calls it; on the main
+// thread it took a third of the event loop at 100 voice sessions, so it runs here. Messages: see
+// silero-thread.ts.
+import { parentPort, workerData } from 'node:worker_threads';
+import * as ort from 'onnxruntime-node';
+
+const port = parentPort;
+let session;
+try {
+  // One intra-op thread: the batch is small and the process shares its cores with the calls.
+  session = await ort.InferenceSession.create(workerData.modelPath, {
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+    logSeverityLevel: 3,
+  });
+  port.postMessage({ t: 'ready' });
+} catch (error) {
+  port.postMessage({ t: 'load-failed', error: String(error?.message ?? error) });
+  process.exit(1);
+}
+const sr = new ort.Tensor('int64', BigInt64Array.from([16000n]), []);
+
+port.on('message', async ({ id, batch, width, input, state }) => {
+  // The batch fills the arrays' starts; the arrays go back with the answer to be used again.
+  const batchState = state.subarray(0, 2 * batch * 128);
+  try {
+    const out = await session.run({
+      input: new ort.Tensor('float32', input.subarray(0, batch * width), [batch, width]),
+      state: new ort.Tensor('float32', batchState, [2, batch, 128]),
+      sr,
+    });
+    // The output tensors' memory belongs to the runtime and cannot be transferred: the next
+    // state is copied into the state array, the probabilities (a few floats) into a new one.
+    batchState.set(out.stateN.data);
+    const probabilities = out.output.data.slice();
+    port.postMessage({ t: 'done', id, probabilities, input, state }, [probabilities.buffer, input.buffer, state.buffer]);
+  } catch (error) {
+    port.postMessage({ t: 'failed', id, error: String(error?.message ?? error) });
+  }
+});

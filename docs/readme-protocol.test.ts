@@ -17,8 +17,8 @@ describe("the README's protocol section", () => {
     expect(row).toContain(`| ${spec.retryable} | ${'close' in spec ? spec.close : '–'} |`);
   });
 
-  it.each(Object.entries(HTTP_ERRORS))('HTTP error %s with its status', (code, status) => {
-    expect(section).toContain(`| ${status} | \`${code}\` |`);
+  it.each(Object.entries(HTTP_ERRORS))('HTTP error %s with its status and retryable flag', (code, { status, retryable }) => {
+    expect(section).toContain(`| ${status} | \`${code}\` | ${retryable} |`);
   });
 
   it('keeps the protocol notes and links the full reference', () => {

@@ -13,7 +13,8 @@ import type { ClosingSchedule } from './closing/closing-schedule.ts';
 import { applySnapshot, captureSnapshot, type ResumableParts } from './resume/resumable.ts';
 import type { SessionSnapshot } from './resume/snapshot.ts';
 import { ToolDesk } from './tools/tool-desk.ts';
-import type { TurnRecord, TurnRunner } from './turn-runner.ts';
+import type { TurnRecord } from './turn-contract.ts';
+import type { TurnRunner } from './turn-runner.ts';
 import { meteredModel, meteredSpeechToText } from './usage/metered-providers.ts';
 import { SessionAccounting } from './usage/session-accounting.ts';
 import type { SpeechOutput } from './voice/speech-output.ts';
@@ -45,7 +46,6 @@ export class Session implements VoiceHost {
   private readonly injection: ContextInjection;
   private readonly routed: RoutedParts;
   private readonly observer: SessionObserver;
-  private ambienceActive = false;
   private greeted = false;
   private closed = false;
   /** Between a drop and the snapshot: no new reply may start. */
@@ -125,16 +125,11 @@ export class Session implements VoiceHost {
         void this.userTurn(text, newTurnId(), 'text', observation);
       },
       reset: () => this.onReset(),
-      ambience: (active) => (this.ambienceActive = active),
     };
   }
 
   get replying(): boolean {
     return this.floor.replying;
-  }
-
-  get ambience(): boolean {
-    return this.ambienceActive;
   }
 
   /** Every close the server plans, announced ahead (session_closing_soon). */

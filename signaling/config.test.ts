@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { interactionTiming } from '../session/tools/interactions/timing.ts';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './config.ts';
 
@@ -190,5 +191,30 @@ describe('npm start with a bad configuration', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+/** INTERACTION_QUEUE_DEADLINE_S (default 10, fractions allowed) and INTERACTION_QUEUE_DEADLINE_ROUNDS (default 3). */
+describe('interaction queue settings', () => {
+  it('defaults: a 10 s watchdog, 3 rounds', () => {
+    const config = loadConfig({});
+    expect(config.INTERACTION_QUEUE_DEADLINE_S).toBe(10);
+    expect(config.INTERACTION_QUEUE_DEADLINE_ROUNDS).toBe(3);
+    expect(interactionTiming(config)).toEqual({ deadlineMs: 10000, rounds: 3 });
+  });
+
+  it('fractional seconds are accepted (tests use 0.3)', () => {
+    const config = loadConfig({ INTERACTION_QUEUE_DEADLINE_S: '0.3', INTERACTION_QUEUE_DEADLINE_ROUNDS: '5' });
+    expect(interactionTiming(config)).toEqual({ deadlineMs: 300, rounds: 5 });
+  });
+
+  it.each([
+    ['INTERACTION_QUEUE_DEADLINE_S', '0'],
+    ['INTERACTION_QUEUE_DEADLINE_S', 'soon'],
+    ['INTERACTION_QUEUE_DEADLINE_ROUNDS', '0'],
+    ['INTERACTION_QUEUE_DEADLINE_ROUNDS', '1.5'],
+  ])('%s=%s stops the start with a message naming it', (key, value) => {
+    expect(() => loadConfig({ [key]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [key]: value })).toThrow(key);
   });
 });

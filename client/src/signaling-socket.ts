@@ -18,7 +18,7 @@ export class SignalingSocket {
   private isClosed = false;
 
   /** Throws (SyntaxError) for a malformed URL, as the WebSocket constructor does. */
-  constructor(url: string, private readonly handlers: SocketHandlers) {
+  constructor(url: string, handlers: SocketHandlers) {
     this.ws = new WebSocket(url);
     this.ws.binaryType = 'arraybuffer';
     let markClosed!: () => void;

@@ -4,8 +4,6 @@
  */
 import { ProviderError } from './provider-error.ts';
 
-export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
-
 export interface ToolCallRequest {
   /** Call id as the model (or the session) assigned it. */
   id: string;

@@ -30,7 +30,7 @@ export function createHttpApp(server: ServerContext): Koa {
       }
     } catch (error) {
       server.log.error({ err: error instanceof Error ? error.stack : String(error), url: ctx.url.slice(0, 256) }, 'http handler failed');
-      sendHttpError(ctx, 'internal_error', 'internal error', true);
+      sendHttpError(ctx, 'internal_error', 'internal error');
     }
   });
 

@@ -19,7 +19,7 @@ const Body = z.object({ session_id: SessionId });
  */
 export function mountSessionKeys(router: Router, server: ServerContext): void {
   router.post('/api/v1/session-keys', async (ctx) => {
-    if (server.draining) return sendHttpError(ctx, 'server_restarting', 'the server is restarting; retry shortly', true);
+    if (server.draining) return sendHttpError(ctx, 'server_restarting', 'the server is restarting; retry shortly');
     const waitMs = await server.attempts.refusedFor(ctx.ip);
     if (waitMs !== undefined) return refuseAttempts(ctx, waitMs);
     const token = bearerToken(ctx.get('authorization') || undefined);

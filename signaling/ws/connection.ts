@@ -1,4 +1,5 @@
-import type { RawData, WebSocket } from 'ws';
+import type { Duplex } from 'node:stream';
+import type { WebSocket } from 'ws';
 import type { Session } from '../../session/session.ts';
 import type { ServerContext } from '../context.ts';
 import { errorFrame, WS_ERRORS, type ErrorCode, type WsErrorCode } from '../../session/protocol/errors.ts';
@@ -7,19 +8,18 @@ import type { StartFrame } from '../../session/protocol/start.ts';
 import type { HandshakeAuth } from './authenticate.ts';
 import type { RegisteredSession } from '../session-registry.ts';
 import { prepareSession, type PreparedSession } from './open-session.ts';
-import { acceptOneShot } from './one-shot.ts';
+import { answerOneShot } from './one-shot.ts';
+import { StartRefusals } from './start-refusals.ts';
 import type { ClientFrameOf } from '../../session/protocol/client.ts';
-import { StoreUnavailableError } from '../stores/unavailable.ts';
 import { LiveRecord } from './live-record.ts';
 import { FrameBacklog } from './frame-backlog.ts';
-import { WebSocketTransport } from './ws-transport.ts';
+import { messageBytes, WebSocketTransport } from './ws-transport.ts';
 import { WebRtcSetup } from '../webrtc/webrtc-setup.ts';
 import type { WebRtcTransport } from '../webrtc/webrtc-transport.ts';
 import type { Transport } from '../../session/transport.ts';
+import { sessionTelemetry, socketMetrics, type SessionFacts, type SessionTelemetry } from '../observability/session-telemetry.ts';
 import type { AccountLimit } from '../../session/protocol/usage.ts';
 import { gateInputText } from '../usage/input-text-gate.ts';
-import { SessionTelemetry } from '../observability/session-telemetry.ts';
-import { errorCodeLabel } from '../observability/metrics.ts';
 
 /**
  * One WebSocket from upgrade to close: waits for the start frame, opens (or resumes) the
@@ -47,23 +47,19 @@ export class Connection implements RegisteredSession {
   private registered = false;
   private failing = false;
   private ended = false;
-  /** Resume attempts refused on this socket: past RESUME_FAILURES_PER_CONNECTION it is closed. */
-  private failedResumes = 0;
+  private readonly refusals: StartRefusals;
 
   constructor(
-    private readonly ws: WebSocket,
+    ws: WebSocket,
+    socket: Duplex,
     private readonly server: ServerContext,
     private readonly handshake: HandshakeAuth | undefined,
-    /** The client's address, for the failed-attempt counts. */
-    private readonly address: string,
+    address: string,
   ) {
-    const { metrics, active } = server.observability;
-    this.transport = new WebSocketTransport(ws, server.config, (code, detail) => this.fail(code, detail), {
-      errorSent: active ? (code) => metrics.errors.inc({ code: errorCodeLabel(code) }) : () => undefined,
-      ...(active ? { lateness: metrics.downlinkLateness.of('websocket') } : {}),
-    });
+    this.refusals = new StartRefusals(server, handshake, address);
+    this.transport = new WebSocketTransport(ws, socket, server.config, (code, detail) => this.fail(code, detail), socketMetrics(server.observability));
     this.frames = this.transport;
-    ws.on('message', (data, isBinary) => this.onMessage(toBuffer(data), isBinary));
+    ws.on('message', (data, isBinary) => this.onMessage(messageBytes(data), isBinary));
     // A connected WebRTC call outlives its signaling socket (SPEC): only the peer ends it.
     ws.on('close', (code) => {
       if (!this.webrtc?.connected) this.teardown(code);
@@ -163,21 +159,7 @@ export class Connection implements RegisteredSession {
   /** A report on a socket of its own: store, acknowledge, close cleanly. */
   private onOneShot(frame: ClientFrameOf<'feedback' | 'client_error'>): void {
     clearTimeout(this.startTimer);
-    void acceptOneShot(this.server, this.handshake, frame).then(
-      async (result) => {
-        if (!result.ok) {
-          await this.server.attempts.failed(this.address, 'key', result.detail, frame.api_key ?? this.handshake?.token, frame.session_id);
-          return this.fail('unauthorized', result.detail);
-        }
-        this.transport.sendFrame(result.ack);
-        this.transport.close(1000, 'reported');
-      },
-      (error: unknown) => {
-        if (error instanceof StoreUnavailableError) return this.fail('store_unavailable', 'the report could not be stored right now; send it again shortly');
-        this.server.log.error({ err: String(error) }, 'storing a report failed');
-        this.fail('internal_error', 'the report could not be stored');
-      },
-    );
+    answerOneShot(this.server, this.handshake, frame, { transport: this.transport, refusals: this.refusals, fail: (code, detail) => this.fail(code, detail) });
   }
 
   private async onStart(start: StartFrame): Promise<void> {
@@ -188,7 +170,7 @@ export class Connection implements RegisteredSession {
 
   private async start(start: StartFrame): Promise<void> {
     this.sessionId = start.session_id;
-    const waitMs = await this.server.attempts.refusedFor(this.address);
+    const waitMs = await this.refusals.waitMs();
     if (waitMs !== undefined) return this.tooManyAttempts(waitMs);
     const prepared = await prepareSession(this.server, this.handshake, start, { admit: () => this.admit(), onTurnEnd: () => this.checkpoint() });
     // Until the session begins, a conversation this start took is given back if the start ends.
@@ -196,15 +178,10 @@ export class Connection implements RegisteredSession {
     if (this.ended) return this.giveBack();
     if (!prepared.ok) {
       this.leaveRegistry();
-      if (prepared.code === 'unauthorized') await this.server.attempts.failed(this.address, 'key', prepared.detail, start.api_key ?? this.handshake?.token, start.session_id);
-      if (prepared.code !== 'resume_failed') return this.fail(prepared.code, prepared.detail, prepared.limit ? { retry_after_ms: prepared.retryAfterMs, limit: prepared.limit } : {});
       // A failed resume leaves the socket open: the client may start fresh on it, a few times.
-      await this.server.attempts.failed(this.address, 'resume', prepared.detail, start.resume_token, start.session_id);
-      this.failedResumes += 1;
-      if (this.failedResumes >= this.server.config.RESUME_FAILURES_PER_CONNECTION) {
-        return this.fail('too_many_attempts', `${this.failedResumes} resume attempts failed on this socket; open a new one to start fresh`);
-      }
-      return this.sendError(prepared.code, prepared.detail);
+      const refusal = await this.refusals.startRefused(prepared.code, prepared.detail, start);
+      const limit = prepared.limit ? { retry_after_ms: prepared.retryAfterMs, limit: prepared.limit } : {};
+      return refusal.fatal ? this.fail(refusal.code, refusal.detail, limit) : this.sendError(refusal.code, refusal.detail);
     }
     if (this.server.draining) return this.fail('server_restarting', 'the server is restarting; reconnect and resume with your resume_token');
     clearTimeout(this.startTimer);
@@ -220,12 +197,8 @@ export class Connection implements RegisteredSession {
     if (joined !== 'acquired') return this.fail('rate_limited', joined.detail, { retry_after_ms: joined.retryAfterMs, limit: 'max_sessions' });
     if (prepared.credential.kind === 'scoped') this.armExpiry(prepared.credential.expiresAt);
     const { credential } = prepared;
-    const telemetry = this.server.observability.active
-      ? new SessionTelemetry(this.server.observability, this.server.log.child({ session_id: this.sessionId, account: prepared.credential.account }), {
-          sessionId: this.sessionId, account: prepared.credential.account, transport, modality: prepared.settings.modality, resumed: prepared.resumed,
-        })
-      : undefined;
-    this.telemetry = telemetry;
+    const facts: SessionFacts = { sessionId: this.sessionId, account: prepared.credential.account, transport, modality: prepared.settings.modality, resumed: prepared.resumed };
+    const telemetry = (this.telemetry = sessionTelemetry(this.server.observability, this.server.log, facts));
     const observed: PreparedSession = { ...prepared, build: (on, media) => prepared.build(on, media, telemetry) };
     const begin = (session: Session): void => {
       this.session = session;
@@ -250,16 +223,7 @@ export class Connection implements RegisteredSession {
         this.webrtcTransport = transport;
         begin(session);
       },
-      onControl: (text) => {
-        try {
-          if (text.length > this.server.config.MAX_FRAME_BYTES) {
-            return this.sendError('frame_too_large', `control message of ${text.length} characters exceeds MAX_FRAME_BYTES (${this.server.config.MAX_FRAME_BYTES})`);
-          }
-          this.onText(text);
-        } catch (error) {
-          this.server.log.error({ err: error instanceof Error ? error.stack : String(error) }, 'control frame handling failed');
-        }
-      },
+      onControl: (text) => this.onText(text),
       onGone: () => this.teardown(this.webrtcTransport?.closeCode ?? 1006),
     });
     this.startTimer = setTimeout(() => this.fail('start_timeout', 'the WebRTC call did not connect in time'), this.server.config.START_TIMEOUT_MS * 3);
@@ -363,10 +327,4 @@ export class Connection implements RegisteredSession {
 
 function definedOf<T extends object>(fields: T): Partial<T> {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
-}
-
-function toBuffer(data: RawData): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.from(data);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { WsTestClient } from '../../../signaling/testing/ws-test-client.ts';
-import { ask, done, finish, lookup, open, request, requests, toolCallFrame, toolNames, toolResult, useRigs, weather, WAIT_MS, type Rig } from './tool-test-kit.ts';
+import { useFakeClock } from '../testing/test-session.ts';
+import type { TestSession } from '../testing/test-session.ts';
+import { ask, done, finish, lookup, open, request, requests, toolCallFrame, toolNames, toolResult, useRigs, weather, WAIT_MS, type Rig } from '../testing/tool-kit.ts';
 
 /**
  * set_tools (SPEC client frames; invalid_tools): replaces the client's declarations for the
@@ -8,9 +9,10 @@ import { ask, done, finish, lookup, open, request, requests, toolCallFrame, tool
  */
 
 const start = useRigs();
+useFakeClock();
 
 /** One plain user turn; returns its model request index. */
-async function plainTurn(rig: Rig, client: WsTestClient, text: string): Promise<number> {
+async function plainTurn(rig: Rig, client: TestSession, text: string): Promise<number> {
   const index = requests(rig).length;
   rig.fake.enqueue({ text: 'ok' });
   const { turnId } = await ask(client, text);
@@ -30,10 +32,7 @@ describe('set_tools', () => {
     client.send({ type: 'set_tools', tools: [weather, book] });
     const b = await plainTurn(rig, client, 'two');
     expect(toolNames(request(rig, b))).toEqual(['weather', 'book', 'think_deeply']);
-    expect(request(rig, b).tools?.find((t) => t.function.name === 'book')).toEqual({
-      type: 'function',
-      function: { name: 'book', description: 'Book a table', parameters: book.parameters },
-    });
+    expect(request(rig, b).tools.find((t) => t.name === 'book')).toEqual({ name: 'book', description: 'Book a table', parameters: book.parameters });
     expect(client.all('error')).toEqual([]);
     finish(client, rig);
   });
@@ -98,7 +97,7 @@ describe('set_tools', () => {
     const a = await plainTurn(rig, client, 'one');
     expect(client.all('error')).toEqual([]);
     expect(toolNames(request(rig, a))).toEqual(['end_call', 'think_deeply']);
-    expect(request(rig, a).tools?.[0]?.function.description).toBe('hang up the phone line');
+    expect(request(rig, a).tools[0]?.description).toBe('hang up the phone line');
     finish(client, rig);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { WsTestClient } from '../../../signaling/testing/ws-test-client.ts';
+import { useFakeClock } from '../testing/test-session.ts';
+import type { TestSession } from '../testing/test-session.ts';
 import {
   ask,
   done,
@@ -16,16 +17,17 @@ import {
   weather,
   WAIT_MS,
   type Rig,
-} from './tool-test-kit.ts';
+} from '../testing/tool-kit.ts';
 
 /**
- * tool_choice (SPEC Mode.tool_choice, set_tool_choice): how each form reaches the model
- * request (openai-llm.ts: {tool} → a function choice; {allowed} → only those tools offered, with
- * 'auto'), forced modes only on the first round of a user turn, restricting modes on every round,
- * and one-shot versus persistent set_tool_choice.
+ * tool_choice (SPEC Mode.toolChoice, set_tool_choice): the choice each model request carries
+ * (the port's form; openai-llm.test.ts checks how the adapter puts {tool} and {allowed} on the
+ * wire), forced modes only on the first round of a user turn, restricting modes on every round,
+ * and one-shot versus persistent set_tool_choice. A start frame's bad choice: start-frame.test.ts.
  */
 
 const start = useRigs();
+useFakeClock();
 
 const ALL = ['lookup', 'weather', 'think_deeply'];
 
@@ -33,7 +35,7 @@ const ALL = ['lookup', 'weather', 'think_deeply'];
  * One user turn in which the model calls `name` on round 0 and answers on round 1.
  * Returns the indexes of the two model requests.
  */
-async function turnWithCall(rig: Rig, client: WsTestClient, name: 'lookup' | 'weather', id: string): Promise<[number, number]> {
+async function turnWithCall(rig: Rig, client: TestSession, name: 'lookup' | 'weather', id: string): Promise<[number, number]> {
   const first = requests(rig).length;
   rig.fake.enqueue({ toolCalls: [{ id, name, args: {} }] }, { text: 'Answer.' });
   const { turnId } = await ask(client, `question for ${id}`);
@@ -45,7 +47,7 @@ async function turnWithCall(rig: Rig, client: WsTestClient, name: 'lookup' | 'we
 }
 
 /** One user turn answered with text only; returns its request index. */
-async function plainTurn(rig: Rig, client: WsTestClient, text: string): Promise<number> {
+async function plainTurn(rig: Rig, client: TestSession, text: string): Promise<number> {
   const first = requests(rig).length;
   rig.fake.enqueue({ text: 'Plain answer.' });
   const { turnId } = await ask(client, text);
@@ -62,26 +64,26 @@ describe('tool_choice in the start frame', () => {
     {
       name: '{tool}: a function choice on round 0 only',
       choice: { tool: 'lookup' },
-      round0: { type: 'function', function: { name: 'lookup' } },
+      round0: { tool: 'lookup' },
       round1: 'auto',
       tools: ALL,
     },
     { name: 'none: holds for every round', choice: 'none', round0: 'none', round1: 'none', tools: ALL },
-    { name: '{allowed}: only those tools, every round', choice: { allowed: ['lookup'] }, round0: 'auto', round1: 'auto', tools: ['lookup'] },
+    { name: '{allowed}: only those tools, every round', choice: { allowed: ['lookup'] }, round0: { allowed: ['lookup'] }, round1: { allowed: ['lookup'] }, tools: ALL },
   ];
 
   it.each(cases)('$name', async ({ choice, round0, round1, tools }) => {
     const rig = await start();
     const client = await open(rig, { tools: [lookup, weather], ...(choice === undefined ? {} : { tool_choice: choice }) });
     const [r0, r1] = await turnWithCall(rig, client, 'lookup', 'call_tc');
-    expect(request(rig, r0).tool_choice).toEqual(round0);
+    expect(request(rig, r0).toolChoice).toEqual(round0);
     expect(toolNames(request(rig, r0))).toEqual(tools);
-    expect(request(rig, r1).tool_choice).toEqual(round1);
+    expect(request(rig, r1).toolChoice).toEqual(round1);
     expect(toolNames(request(rig, r1))).toEqual(tools);
     // And again on the next user turn: forced modes come back for its first round.
     const [n0, n1] = await turnWithCall(rig, client, 'lookup', 'call_tc2');
-    expect(request(rig, n0).tool_choice).toEqual(round0);
-    expect(request(rig, n1).tool_choice).toEqual(round1);
+    expect(request(rig, n0).toolChoice).toEqual(round0);
+    expect(request(rig, n1).toolChoice).toEqual(round1);
     finish(client, rig);
   });
 
@@ -89,8 +91,7 @@ describe('tool_choice in the start frame', () => {
     const rig = await start();
     const client = await open(rig, { tools: [lookup, weather, report], tool_choice: { allowed: ['weather', 'report'] } });
     const r = await plainTurn(rig, client, 'hi');
-    expect(toolNames(request(rig, r)).sort()).toEqual(['report', 'weather']);
-    expect(request(rig, r).tool_choice).toBe('auto');
+    expect(request(rig, r).toolChoice).toEqual({ allowed: ['weather', 'report'] });
     finish(client, rig);
   });
 
@@ -102,13 +103,13 @@ describe('tool_choice in the start frame', () => {
     await toolCallFrame(client, 'call_job');
     client.send({ type: 'tool_deferred', id: 'call_job', handle: 'job-tc' });
     await done(client, turnId);
-    expect(request(rig, 0).tool_choice).toBe('required');
+    expect(request(rig, 0).toolChoice).toBe('required');
     const after = client.frames.length;
     client.send({ type: 'tool_result', id: 'call_job', content: 'ready', outcome: 'succeeded', verified: true });
     const narration = await nextTurn(client, after);
     await done(client, narration);
     expect(requests(rig)).toHaveLength(3);
-    expect(request(rig, 2).tool_choice).toBe('auto');
+    expect(request(rig, 2).toolChoice).toBe('auto');
     finish(client, rig);
   });
 });
@@ -119,10 +120,10 @@ describe('set_tool_choice', () => {
     const client = await open(rig, { tools: [lookup, weather] });
     client.send({ type: 'set_tool_choice', tool_choice: 'required', one_shot: true });
     const [a0, a1] = await turnWithCall(rig, client, 'lookup', 'call_os1');
-    expect(request(rig, a0).tool_choice).toBe('required');
-    expect(request(rig, a1).tool_choice).toBe('auto');
+    expect(request(rig, a0).toolChoice).toBe('required');
+    expect(request(rig, a1).toolChoice).toBe('auto');
     const b = await plainTurn(rig, client, 'and now');
-    expect(request(rig, b).tool_choice).toBe('auto');
+    expect(request(rig, b).toolChoice).toBe('auto');
     finish(client, rig);
   });
 
@@ -131,11 +132,11 @@ describe('set_tool_choice', () => {
     const client = await open(rig, { tools: [lookup, weather], tool_choice: 'none' });
     client.send({ type: 'set_tool_choice', tool_choice: { tool: 'weather' }, one_shot: true });
     const [a0] = await turnWithCall(rig, client, 'weather', 'call_os2');
-    expect(request(rig, a0).tool_choice).toEqual({ type: 'function', function: { name: 'weather' } });
+    expect(request(rig, a0).toolChoice).toEqual({ tool: 'weather' });
     const b = await plainTurn(rig, client, 'next');
-    expect(request(rig, b).tool_choice).toBe('none');
+    expect(request(rig, b).toolChoice).toBe('none');
     const c = await plainTurn(rig, client, 'and next');
-    expect(request(rig, c).tool_choice).toBe('none');
+    expect(request(rig, c).toolChoice).toBe('none');
     finish(client, rig);
   });
 
@@ -144,9 +145,10 @@ describe('set_tool_choice', () => {
     const client = await open(rig, { tools: [lookup, weather] });
     client.send({ type: 'set_tool_choice', tool_choice: { allowed: ['weather'] }, one_shot: true });
     const [a0, a1] = await turnWithCall(rig, client, 'weather', 'call_os3');
-    expect(toolNames(request(rig, a0))).toEqual(['weather']);
-    expect(toolNames(request(rig, a1))).toEqual(['weather']);
+    expect(request(rig, a0).toolChoice).toEqual({ allowed: ['weather'] });
+    expect(request(rig, a1).toolChoice).toEqual({ allowed: ['weather'] });
     const b = await plainTurn(rig, client, 'next');
+    expect(request(rig, b).toolChoice).toBe('auto');
     expect(toolNames(request(rig, b))).toEqual(ALL);
     finish(client, rig);
   });
@@ -157,10 +159,10 @@ describe('set_tool_choice', () => {
     client.send({ type: 'set_tool_choice', tool_choice: 'none', one_shot: true });
     // The model calls a tool anyway (a backend may ignore tool_choice): the next round is still 'none'.
     const [a0, a1] = await turnWithCall(rig, client, 'lookup', 'call_os4');
-    expect(request(rig, a0).tool_choice).toBe('none');
-    expect(request(rig, a1).tool_choice).toBe('none');
+    expect(request(rig, a0).toolChoice).toBe('none');
+    expect(request(rig, a1).toolChoice).toBe('none');
     const b = await plainTurn(rig, client, 'next');
-    expect(request(rig, b).tool_choice).toBe('auto');
+    expect(request(rig, b).toolChoice).toBe('auto');
     finish(client, rig);
   });
 
@@ -169,15 +171,15 @@ describe('set_tool_choice', () => {
     const client = await open(rig, { tools: [lookup, weather] });
     client.send({ type: 'set_tool_choice', tool_choice: 'required' });
     const [a0, a1] = await turnWithCall(rig, client, 'lookup', 'call_p1');
-    expect(request(rig, a0).tool_choice).toBe('required');
-    expect(request(rig, a1).tool_choice).toBe('auto');
+    expect(request(rig, a0).toolChoice).toBe('required');
+    expect(request(rig, a1).toolChoice).toBe('auto');
     const [b0] = await turnWithCall(rig, client, 'lookup', 'call_p2');
-    expect(request(rig, b0).tool_choice).toBe('required');
+    expect(request(rig, b0).toolChoice).toBe('required');
     client.send({ type: 'set_tool_choice', tool_choice: { allowed: ['lookup'] } });
     const c = await plainTurn(rig, client, 'next');
-    expect(toolNames(request(rig, c))).toEqual(['lookup']);
+    expect(request(rig, c).toolChoice).toEqual({ allowed: ['lookup'] });
     const d = await plainTurn(rig, client, 'and next');
-    expect(toolNames(request(rig, d))).toEqual(['lookup']);
+    expect(request(rig, d).toolChoice).toEqual({ allowed: ['lookup'] });
     finish(client, rig);
   });
 
@@ -188,8 +190,8 @@ describe('set_tool_choice', () => {
     client.send({ type: 'set_tool_choice', tool_choice: 'none' });
     const a = await plainTurn(rig, client, 'one');
     const b = await plainTurn(rig, client, 'two');
-    expect(request(rig, a).tool_choice).toBe('none');
-    expect(request(rig, b).tool_choice).toBe('none');
+    expect(request(rig, a).toolChoice).toBe('none');
+    expect(request(rig, b).toolChoice).toBe('none');
     finish(client, rig);
   });
 
@@ -200,7 +202,7 @@ describe('set_tool_choice', () => {
     const error = await client.waitFor('error', () => true, WAIT_MS);
     expect(error.retryable).toBe(false);
     const a = await plainTurn(rig, client, 'one');
-    expect(request(rig, a).tool_choice).toBe('auto');
+    expect(request(rig, a).toolChoice).toBe('auto');
     finish(client, rig);
   });
 
@@ -214,17 +216,7 @@ describe('set_tool_choice', () => {
       expect(error).toMatchObject({ code: 'invalid_tools', retryable: false });
     }
     const a = await plainTurn(rig, client, 'one');
-    expect(request(rig, a).tool_choice).toBe('auto');
+    expect(request(rig, a).toolChoice).toBe('auto');
     finish(client, rig);
-  });
-});
-
-describe('tool_choice checks at start', () => {
-  it('a start frame whose tool_choice names an undeclared tool is refused with invalid_tools', async () => {
-    const rig = await start();
-    const client = await (await import('../../../signaling/testing/ws-test-client.ts')).WsTestClient.open(rig.t.wsUrl);
-    client.send({ type: 'start', session_id: 'tc-1', api_key: rig.t.key, mode: { kind: 'service', modality: 'text', tools: [lookup], tool_choice: { tool: 'nope' } } });
-    expect(await client.waitFor('error', () => true, WAIT_MS)).toMatchObject({ code: 'invalid_tools', retryable: false });
-    expect((await client.waitClose()).code).toBe(4400);
   });
 });

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { textStart } from '../../../../signaling/testing/conversation.ts';
-import { startSession } from '../../../../signaling/testing/ws-test-client.ts';
-import { ask, done, finish, sleep, toolCallFrame, WAIT_MS } from '../tool-test-kit.ts';
-import { barrier, book, busyFloor, deferredJob, narration, narrationTurn, openSession, raise, statesOf, update, useInteractionRigs } from './interaction-kit.ts';
+import { useFakeClock } from '../../testing/test-session.ts';
+import { ask, done, finish, open, resume, toolCallFrame, WAIT_MS } from '../../testing/tool-kit.ts';
+import { barrier, book, busyFloor, deferredJob, narration, narrationTurn, openSession, raise, statesOf, update, useInteractionRigs } from '../../testing/interaction-kit.ts';
 
 /**
  * SPEC "Tool call" state table, row by row, for the call behind an interaction (the other state
@@ -11,6 +10,7 @@ import { barrier, book, busyFloor, deferredJob, narration, narrationTurn, openSe
  */
 
 const start = useInteractionRigs();
+useFakeClock();
 
 describe('Tool call table, for a call that raised an interaction', () => {
   it('(none) → open: the server sends tool_call; an ask can be raised on the open call', async () => {
@@ -80,7 +80,7 @@ describe('Tool call table, for a call that raised an interaction', () => {
   });
 
   it('open → cancelled: tool_cancel from the server (timeout) cancels the call and its ask', async () => {
-    const rig = await start({ TOOL_TIMEOUT_MS: '500' });
+    const rig = await start({}, { tools: { defaultTimeoutMs: 500 } });
     const client = await openSession(rig);
     await busyFloor(rig, client, 'call_os');
     raise(client, 'call_os', { id: 'tc-os', prompt: 'Question?' });
@@ -91,16 +91,12 @@ describe('Tool call table, for a call that raised an interaction', () => {
   });
 
   it('deferred → deferred: after a resume the job is re-associated (tool_deferred_resume) but its ask is gone', async () => {
-    const rig = await start({ RESUME_TTL_S: '10' });
-    const sessionId = `tc-resume-${Date.now()}`;
-    const first = await startSession(rig.t.wsUrl, { ...textStart(sessionId, { greeting: false, tools: [book] }), api_key: rig.t.key });
+    const rig = await start();
+    const first = { client: await open(rig, { tools: [book] }) };
     const jobId = await deferredJob(rig, first.client);
     raise(first.client, 'call_job', { id: 'tc-dd', prompt: 'Question?' });
     await narration(first.client, 'started', 'tc-dd');
-    first.client.ws.terminate();
-    await first.client.waitClose();
-    await sleep(100);
-    const again = await startSession(rig.t.wsUrl, { ...textStart(sessionId, { greeting: false }), api_key: rig.t.key, resume_token: first.ready.resume_token });
+    const again = { client: await resume(rig, await first.client.drop()) };
     const resumed = await again.client.waitFor('tool_deferred_resume', () => true, WAIT_MS);
     expect(resumed).toMatchObject({ id: 'call_job', handle: 'h-call_job', job_id: jobId });
     expect(await update(again.client, 'h-call_job', 'tc-dd', 'cancelled')).toMatchObject({ id: 'call_job', applied: false, reason: 'unknown_interaction' });

@@ -1,5 +1,7 @@
+import type { FakeReply } from '../../testing/fake-llm.ts';
 import { describe, expect, it } from 'vitest';
-import { ask, done, finish, mentions, pos, requests, sleep, toolResult, until, utteranceOf, WAIT_MS, type WireRequest } from '../tool-test-kit.ts';
+import { useFakeClock } from '../../testing/test-session.ts';
+import { ask, done, finish, mentions, pos, requests, passTime, toolResult, utteranceOf, WAIT_MS, type RecordedRequest } from '../../testing/tool-kit.ts';
 import {
   barrier,
   busyFloor,
@@ -14,7 +16,7 @@ import {
   statesOf,
   update,
   useInteractionRigs,
-} from './interaction-kit.ts';
+} from '../../testing/interaction-kit.ts';
 
 /**
  * SPEC "Interaction narration states": one test per row (and per trigger of a row), against the
@@ -23,6 +25,7 @@ import {
  */
 
 const start = useInteractionRigs();
+useFakeClock();
 
 describe('(none) → queued | started', () => {
   it('(none) → queued: tool_partial_result with interaction while the floor is busy; never dropped', async () => {
@@ -34,7 +37,7 @@ describe('(none) → queued | started', () => {
     const queued = await narration(client, 'queued', 'ask-q');
     expect(queued).toEqual({ type: 'tool_job_narration', state: 'queued', job_ids: [jobId], interaction_ids: ['ask-q'], kind: 'interaction' });
     await barrier(client);
-    await sleep(100);
+    await passTime(100);
     expect(statesOf(client, 'ask-q')).toEqual(['queued']);
     expect(narrationRequests(rig)).toEqual([]);
     expect(realErrors(client)).toEqual([]);
@@ -143,8 +146,8 @@ describe('→ superseded', () => {
     expect(statesOf(client, 'ask-u1')).toEqual(['queued', 'superseded']);
     expect(narrationRequests(rig)).toEqual([]);
     // Not a close: the user's turn is not forced (nothing was voiced) and the id is spent.
-    const userRound = (requests(rig) as WireRequest[]).filter((b) => !isNarration(b)).at(-1)!;
-    expect(userRound.tool_choice).toBe('auto');
+    const userRound = (requests(rig) as RecordedRequest[]).filter((b) => !isNarration(b)).at(-1)!;
+    expect(userRound.toolChoice).toBe('auto');
     // A fresh interaction may be raised (a fresh id: ids are single-use).
     raise(client, 'call_job', { id: 'ask-u2', prompt: 'Which day, again?', options: ['Friday', 'Saturday'] });
     const again = await narration(client, 'started', 'ask-u2');
@@ -173,13 +176,13 @@ describe('→ superseded', () => {
 
   it('started → superseded: a real user turn before anything of the narration was heard (no text_delta)', async () => {
     const rig = await start();
-    rig.fake.script((body: WireRequest) => (isNarration(body) ? { hang: true } : { text: 'ok' }));
+    rig.fake.script((body: RecordedRequest) => (isNarration(body) ? { hang: true } : { text: 'ok' }));
     const client = await openSession(rig);
     await deferredJob(rig, client);
     raise(client, 'call_job', { id: 'ask-s', prompt: 'Red or white?', options: ['red', 'white'] });
     const started = await narration(client, 'started', 'ask-s');
     const narrationId = await narrationTurn(client, started);
-    await until(() => narrationRequests(rig).length === 1, 'the narration request');
+    await rig.fake.waitRequest(isNarration);
     const { turnId } = await ask(client, 'wait, one more thing');
     await narration(client, 'superseded', 'ask-s');
     expect((await done(client, narrationId)).status).toBe('interrupted');
@@ -192,7 +195,7 @@ describe('→ superseded', () => {
   it('a user turn after part of the narration was heard does not supersede it: it stays started', async () => {
     const rig = await start();
     rig.fake.delayMs = 0;
-    rig.fake.script((body: WireRequest) => (isNarration(body) ? { raw: narrationStream() } : { text: 'ok' }));
+    rig.fake.script((body: RecordedRequest) => (isNarration(body) ? narrationStream() : { text: 'ok' }));
     const client = await openSession(rig);
     await deferredJob(rig, client);
     raise(client, 'call_job', { id: 'ask-h', prompt: 'Red or white?', options: ['red', 'white'] });
@@ -230,13 +233,13 @@ describe('→ superseded', () => {
   it('started → superseded: a newer interaction on the same call; the narration speaking the old one stops', async () => {
     const rig = await start();
     let n = 0;
-    rig.fake.script((body: WireRequest) => (isNarration(body) ? ((n += 1) === 1 ? { hang: true } : { text: 'The new question.' }) : { text: 'ok' }));
+    rig.fake.script((body: RecordedRequest) => (isNarration(body) ? ((n += 1) === 1 ? { hang: true } : { text: 'The new question.' }) : { text: 'ok' }));
     const client = await openSession(rig);
     await deferredJob(rig, client);
     raise(client, 'call_job', { id: 'ask-o', prompt: 'Old question?' });
     const first = await narration(client, 'started', 'ask-o');
     const firstTurn = await narrationTurn(client, first);
-    await until(() => narrationRequests(rig).length === 1, 'the first narration request');
+    await rig.fake.waitRequest(isNarration);
     const after = client.frames.length;
     raise(client, 'call_job', { id: 'ask-n', prompt: 'New question?' });
     await narration(client, 'superseded', 'ask-o', after);
@@ -259,7 +262,7 @@ describe('→ superseded', () => {
     expect(ack).toMatchObject({ applied: true, reason: null });
     expect(statesOf(client, 'ask-us')).toEqual(['queued', 'superseded']);
     client.send({ type: 'tool_result', id: 'call_busy', content: 'found', outcome: 'succeeded' });
-    await sleep(200);
+    await passTime(200);
     expect(narrationRequests(rig)).toEqual([]);
     finish(client, rig);
   });
@@ -292,7 +295,7 @@ describe('→ cancelled', () => {
     expect(cancelled).toEqual({ type: 'tool_job_narration', state: 'cancelled', job_ids: [jobId], interaction_ids: ['ask-cpj'], kind: 'interaction' });
     expect(await client.waitFor('tool_cancel', (f) => f.id === 'call_job', WAIT_MS)).toBeDefined();
     await done(client, busy);
-    await sleep(100);
+    await passTime(100);
     expect(statesOf(client, 'ask-cpj')).toEqual(['queued', 'cancelled']);
     expect(narrationRequests(rig)).toEqual([]);
     finish(client, rig);
@@ -311,7 +314,7 @@ describe('→ cancelled', () => {
   });
 
   it('started → cancelled: timeout of the call behind it', async () => {
-    const rig = await start({ TOOL_TIMEOUT_MS: '600' });
+    const rig = await start({}, { tools: { defaultTimeoutMs: 600 } });
     const client = await openSession(rig);
     await busyFloor(rig, client, 'call_slow');
     raise(client, 'call_slow', { id: 'ask-to', prompt: 'Question?' });
@@ -333,7 +336,7 @@ describe('→ cancelled', () => {
     expect(await update(client, 'call_job', 'ask-uc', 'cancelled')).toMatchObject({ applied: true, reason: null, state: 'cancelled' });
     client.send({ type: 'tool_result', id: 'call_busy', content: 'found', outcome: 'succeeded' });
     await done(client, busy);
-    await sleep(200);
+    await passTime(200);
     expect(statesOf(client, 'ask-uc')).toEqual(['queued', 'cancelled']);
     expect(narrationRequests(rig)).toEqual([]);
     finish(client, rig);
@@ -366,7 +369,7 @@ describe('→ failed', () => {
     expect(pos(client, queued)).toBeLessThan(pos(client, failed));
     client.send({ type: 'tool_result', id: 'call_busy', content: 'found', outcome: 'succeeded' });
     await done(client, busy);
-    await sleep(300);
+    await passTime(300);
     expect(statesOf(client, 'ask-f')).toEqual(['queued', 'failed']);
     expect(narrationRequests(rig)).toEqual([]);
     // Telemetry only: the decision is still the host's to close.
@@ -376,7 +379,7 @@ describe('→ failed', () => {
 
   it('started → failed: delivery retried past its bound (every narration attempt unheard); nothing spoken', async () => {
     const rig = await start();
-    rig.fake.script((body: WireRequest) => (isNarration(body) ? { status: 500, error: 'narration backend down' } : { text: 'ok' }));
+    rig.fake.script((body: RecordedRequest) => (isNarration(body) ? { status: 500, error: 'narration backend down' } : { text: 'ok' }));
     const client = await openSession(rig);
     await deferredJob(rig, client);
     raise(client, 'call_job', { id: 'ask-b', prompt: 'Question?' });
@@ -445,13 +448,13 @@ describe('started → queued', () => {
   it('started → queued: requeue of a claimed but unheard ask, with a fresh queued ack; then started again', async () => {
     const rig = await start();
     let n = 0;
-    rig.fake.script((body: WireRequest) => (isNarration(body) ? ((n += 1) === 1 ? { hang: true } : { text: 'Second try.' }) : { text: 'ok' }));
+    rig.fake.script((body: RecordedRequest) => (isNarration(body) ? ((n += 1) === 1 ? { hang: true } : { text: 'Second try.' }) : { text: 'ok' }));
     const client = await openSession(rig);
     await deferredJob(rig, client);
     raise(client, 'call_job', { id: 'ask-rq2', prompt: 'Question?' });
     const first = await narration(client, 'started', 'ask-rq2');
     const firstTurn = await narrationTurn(client, first);
-    await until(() => narrationRequests(rig).length === 1, 'the first narration request');
+    await rig.fake.waitRequest(isNarration);
     // The client stops the reply (not a user turn): nothing was heard, so the ask goes back.
     client.send({ type: 'interrupt' });
     expect((await done(client, firstTurn)).status).toBe('interrupted');
@@ -468,7 +471,7 @@ describe('started → queued', () => {
 describe('the narration queue and job completions', () => {
   it('a queued ask preempts a waiting job completion: it is voiced first when the floor frees', async () => {
     const rig = await start();
-    rig.fake.script((body: WireRequest) => {
+    rig.fake.script((body: RecordedRequest) => {
       if (isNarration(body)) return { text: 'Asking now.' };
       const last = body.messages.at(-1)?.content ?? '';
       return last.includes('background job') ? { text: 'Your other job finished.' } : { text: 'ok' };
@@ -493,10 +496,8 @@ describe('the narration queue and job completions', () => {
 });
 
 /** A narration streamed slowly enough that a user turn lands after its first delta. */
-function narrationStream(): string[] {
-  const chunk = (content: string, finish: string | null = null): string =>
-    `data: ${JSON.stringify({ id: 'n', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\n\n`;
-  return [chunk('Would you like '), chunk('red '), ...Array.from({ length: 30 }, () => chunk('... ')), chunk('or white?', 'stop'), 'data: [DONE]\n\n'];
+function narrationStream(): FakeReply {
+  return { text: `Would you like red ${'... '.repeat(30)}or white?`, delayMs: 20 };
 }
 
 

@@ -1,31 +1,27 @@
 /**
- * Shared pieces of the interaction tests (session/tools/interactions/*.test.ts): a rig with short
- * watchdog deadlines, the busy-floor and deferred-job fixtures, and readers for
- * tool_job_narration and tool_interaction_update_ack. Everything drives the real server and the
- * fake OpenAI-compatible model; nothing is mocked.
+ * Shared pieces of the interaction unit tests (session/tools/interactions/*.test.ts): a rig with
+ * short watchdog deadlines, the busy-floor and deferred-job fixtures, and readers for
+ * tool_job_narration and tool_interaction_update_ack, over the unit ring (test-session.ts).
  */
 import { expect } from 'vitest';
-import type { ServerFrame } from '../../../protocol/server.ts';
-import type { WsTestClient } from '../../../../signaling/testing/ws-test-client.ts';
-import { ask, open, toolCallFrame, useRigs, WAIT_MS, type Rig, type WireRequest } from '../tool-test-kit.ts';
+import type { ServerFrame } from '../protocol/server.ts';
+import type { RecordedRequest } from './fake-llm.ts';
+import type { TestSession, TestSessionOptions } from './test-session.ts';
+import { ask, open, toolCallFrame, useRigs, WAIT_MS, type Rig } from './tool-kit.ts';
 
 export type FrameOf<T extends ServerFrame['type']> = Extract<ServerFrame, { type: T }>;
 export type Narration = FrameOf<'tool_job_narration'>;
 export type NarrationState = Narration['state'];
 
 /** Short deadlines for the tests: a 0.3 s watchdog, 3 rounds. */
-export const TEST_TIMING = { INTERACTION_QUEUE_DEADLINE_S: '0.3', INTERACTION_QUEUE_DEADLINE_ROUNDS: '3' };
+export const TEST_TIMING = { INTERACTION_QUEUE_DEADLINE_S: 0.3, INTERACTION_QUEUE_DEADLINE_ROUNDS: 3 };
 
-/**
- * Rigs whose server runs with the interaction deadlines in `env` (TEST_TIMING by default). The
- * values go to the server's Config and to the environment the session reads them from.
- */
-export function useInteractionRigs(): (env?: Record<string, string>) => Promise<Rig> {
+/** Rigs whose sessions run with these interaction deadlines (TEST_TIMING by default). */
+export function useInteractionRigs(): (timing?: Partial<typeof TEST_TIMING>, options?: TestSessionOptions) => Promise<Rig> {
   const start = useRigs();
-  return async (env = {}) => {
-    const all = { ...TEST_TIMING, ...env };
-    const rig = await start(all);
-    rig.fake.script((body: WireRequest) => (isNarration(body) ? { text: 'Quick question for you.' } : { text: 'ok' }));
+  return async (timing = {}, options = {}) => {
+    const rig = await start({ ...options, tools: { ...options.tools, interactions: { ...TEST_TIMING, ...timing } } });
+    rig.fake.script((body: RecordedRequest) => (isNarration(body) ? { text: 'Quick question for you.' } : { text: 'ok' }));
     return rig;
   };
 }
@@ -45,13 +41,13 @@ export const guarded = { name: 'guarded', description: 'Needs approval', require
 // Model requests
 
 /** A narration turn's request: its last message is the instruction to put the question(s). */
-export function isNarration(body: WireRequest): boolean {
+export function isNarration(body: RecordedRequest): boolean {
   const last = body.messages.at(-1);
-  return last?.role === 'system' && (last.content ?? '').startsWith('A tool needs a decision from the user.');
+  return last?.role === 'system' && last.content.startsWith('A tool needs a decision from the user.');
 }
 
-export function narrationRequests(rig: Rig): WireRequest[] {
-  return (rig.fake.requests as WireRequest[]).filter(isNarration);
+export function narrationRequests(rig: Rig): RecordedRequest[] {
+  return rig.fake.requests.filter(isNarration);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -61,7 +57,7 @@ export function narrationRequests(rig: Rig): WireRequest[] {
  * A deferred job: the model calls `book` (call id `callId`), the client defers it under `handle`,
  * and the turn ends. Returns the job id from the ack.
  */
-export async function deferredJob(rig: Rig, client: WsTestClient, callId = 'call_job', handle = `h-${callId}`): Promise<string> {
+export async function deferredJob(rig: Rig, client: TestSession, callId = 'call_job', handle = `h-${callId}`): Promise<string> {
   rig.fake.enqueue({ toolCalls: [{ id: callId, name: 'book', args: { guests: 2 } }] });
   const { turnId } = await ask(client, `start job ${callId}`);
   await toolCallFrame(client, callId);
@@ -76,7 +72,7 @@ export async function deferredJob(rig: Rig, client: WsTestClient, callId = 'call
  * flight, waiting with nothing audible). Only its first round is enqueued; later requests fall to
  * the rig's script. Returns the turn id.
  */
-export async function busyFloor(rig: Rig, client: WsTestClient, callId = 'call_busy'): Promise<string> {
+export async function busyFloor(rig: Rig, client: TestSession, callId = 'call_busy'): Promise<string> {
   rig.fake.enqueue({ toolCalls: [{ id: callId, name: 'lookup', args: {} }] });
   const { turnId } = await ask(client, `look something up for ${callId}`);
   await toolCallFrame(client, callId);
@@ -84,30 +80,30 @@ export async function busyFloor(rig: Rig, client: WsTestClient, callId = 'call_b
 }
 
 /** A session with the interaction tools declared, no greeting. */
-export function openSession(rig: Rig, mode: Record<string, unknown> = {}): Promise<WsTestClient> {
+export function openSession(rig: Rig, mode: Record<string, unknown> = {}): Promise<TestSession> {
   return open(rig, { tools: [book, lookup, confirm, guarded], ...mode });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Frames
 
-export function raise(client: WsTestClient, callId: string, interaction: Record<string, unknown>, extra: Record<string, unknown> = {}): void {
+export function raise(client: TestSession, callId: string, interaction: Record<string, unknown>, extra: Record<string, unknown> = {}): void {
   client.send({ type: 'tool_partial_result', id: callId, content: { step: 'needs input' }, interaction, ...extra });
 }
 
 /** The next tool_job_narration in `state` (from `after` on) that lists `interactionId`. */
-export function narration(client: WsTestClient, state: NarrationState, interactionId?: string, after = 0, timeoutMs = WAIT_MS): Promise<Narration> {
+export function narration(client: TestSession, state: NarrationState, interactionId?: string, after = 0, timeoutMs = WAIT_MS): Promise<Narration> {
   return client.waitFor('tool_job_narration', (f) => f.state === state && (interactionId === undefined || f.interaction_ids.includes(interactionId)), timeoutMs, after);
 }
 
 /** Every tool_job_narration state reported for one interaction, in order. */
-export function statesOf(client: WsTestClient, interactionId: string): NarrationState[] {
+export function statesOf(client: TestSession, interactionId: string): NarrationState[] {
   return client.all('tool_job_narration').filter((f) => f.interaction_ids.includes(interactionId)).map((f) => f.state);
 }
 
 /** Sends tool_interaction_update and waits for its ack. */
 export async function update(
-  client: WsTestClient,
+  client: TestSession,
   id: string,
   interactionId: string,
   state: string,
@@ -119,14 +115,14 @@ export async function update(
 }
 
 /** Sends a frame the server answers with an error, and waits for it: every earlier frame was handled. */
-export async function barrier(client: WsTestClient): Promise<void> {
+export async function barrier(client: TestSession): Promise<void> {
   const after = client.frames.length;
   client.send({ type: 'tool_progress', id: 'call_barrier_unknown', note: 'barrier' });
   await client.waitFor('error', (f) => f.code === 'unknown_tool_call', WAIT_MS, after);
 }
 
 /** The turn id of the narration turn that follows a `started` report. */
-export async function narrationTurn(client: WsTestClient, started: Narration): Promise<string> {
+export async function narrationTurn(client: TestSession, started: Narration): Promise<string> {
   const index = client.frames.indexOf(started);
   expect(index).toBeGreaterThanOrEqual(0);
   const turn = await client.waitFor('turn', () => true, WAIT_MS, index);
@@ -134,6 +130,6 @@ export async function narrationTurn(client: WsTestClient, started: Narration): P
 }
 
 /** Errors other than the barrier's. */
-export function realErrors(client: WsTestClient): FrameOf<'error'>[] {
+export function realErrors(client: TestSession): FrameOf<'error'>[] {
   return client.all('error').filter((e) => !e.detail.includes('call_barrier_unknown'));
 }

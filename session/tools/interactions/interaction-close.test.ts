@@ -1,7 +1,8 @@
+import type { FakeReply } from '../../testing/fake-llm.ts';
 import { describe, expect, it } from 'vitest';
-import { textStart } from '../../../../signaling/testing/conversation.ts';
-import { startSession, type WsTestClient } from '../../../../signaling/testing/ws-test-client.ts';
-import { ask, done, finish, mentions, requests, sleep, WAIT_MS, type Rig, type WireRequest } from '../tool-test-kit.ts';
+import { useFakeClock } from '../../testing/test-session.ts';
+import type { TestSession } from '../../testing/test-session.ts';
+import { ask, done, finish, mentions, open, requests, passTime, resume, WAIT_MS, type Rig, type RecordedRequest } from '../../testing/tool-kit.ts';
 import {
   barrier,
   book,
@@ -15,7 +16,7 @@ import {
   statesOf,
   update,
   useInteractionRigs,
-} from './interaction-kit.ts';
+} from '../../testing/interaction-kit.ts';
 
 /**
  * SPEC "Interaction close (tool_interaction_update)" and the tool_interaction_update_ack
@@ -24,9 +25,10 @@ import {
  */
 
 const start = useInteractionRigs();
+useFakeClock();
 
 /** A deferred job with a voiced ask `id` on it (narration turn completed). */
-async function voicedAsk(rig: Rig, client: WsTestClient, id: string): Promise<void> {
+async function voicedAsk(rig: Rig, client: TestSession, id: string): Promise<void> {
   await deferredJob(rig, client);
   raise(client, 'call_job', { id, prompt: `Question ${id}?`, options: ['yes', 'no'] });
   await done(client, await narrationTurn(client, await narration(client, 'started', id)));
@@ -155,7 +157,7 @@ describe('tool_interaction_update_ack', () => {
 describe('what a close does', () => {
   it('a close stops speaking narration: the narration turn is interrupted and nothing more of it is sent', async () => {
     const rig = await start();
-    rig.fake.script((body: WireRequest) => (isNarration(body) ? { raw: slowNarration() } : { text: 'ok' }));
+    rig.fake.script((body: RecordedRequest) => (isNarration(body) ? slowNarration() : { text: 'ok' }));
     const client = await openSession(rig);
     await deferredJob(rig, client);
     raise(client, 'call_job', { id: 'ask-stop', prompt: 'Long question?' });
@@ -167,7 +169,7 @@ describe('what a close does', () => {
     const end = await done(client, turnId);
     expect(end.status).toBe('interrupted');
     const deltasAtStop = client.all('text_delta').filter((f) => f.turn_id === turnId).length;
-    await sleep(300);
+    await passTime(300);
     expect(client.all('text_delta').filter((f) => f.turn_id === turnId)).toHaveLength(deltasAtStop);
     expect(statesOf(client, 'ask-stop')).toEqual(['started', 'resolved']);
     finish(client, rig);
@@ -186,8 +188,8 @@ describe('what a close does', () => {
     expect(mentions(body, 'is closed (cancelled)')).toBe(true);
     expect(mentions(body, 'user tapped cancel')).toBe(true);
     // Closed: the user turn is no longer constrained to interaction_transition.
-    expect(body.tool_choice).toBe('auto');
-    expect((body.tools ?? []).map((t) => t.function.name)).not.toContain('interaction_transition');
+    expect(body.toolChoice).toBe('auto');
+    expect(body.tools.map((t) => t.name)).not.toContain('interaction_transition');
     finish(client, rig);
   });
 
@@ -201,23 +203,17 @@ describe('what a close does', () => {
     const before = requests(rig).length;
     const { turnId } = await ask(client, 'fresh start');
     await done(client, turnId);
-    expect(requests(rig)[before]!.tool_choice).toBe('auto');
+    expect(requests(rig)[before]!.toolChoice).toBe('auto');
     expect(await update(client, 'call_job', 'ask-reset', 'resolved')).toMatchObject({ applied: true });
     expect(statesOf(client, 'ask-reset')).toEqual(['started', 'superseded']);
     finish(client, rig);
   });
 
   it('interaction state does not survive a resume: the old id is unknown_interaction, no turn is forced, a fresh ask works', async () => {
-    const rig = await start({ RESUME_TTL_S: '10' });
-    const sessionId = `resume-${Date.now()}`;
-    const first = await startSession(rig.t.wsUrl, { ...textStart(sessionId, { greeting: false, tools: [book] }), api_key: rig.t.key });
-    await voicedAsk(rig, first.client, 'ask-before');
-    first.client.ws.terminate();
-    await first.client.waitClose();
-    await sleep(100);
-
-    const again = await startSession(rig.t.wsUrl, { ...textStart(sessionId, { greeting: false }), api_key: rig.t.key, resume_token: first.ready.resume_token });
-    const client = again.client;
+    const rig = await start();
+    const first = await open(rig, { tools: [book] });
+    await voicedAsk(rig, first, 'ask-before');
+    const client = await resume(rig, await first.drop());
     await client.waitFor('tool_deferred_resume', (f) => f.id === 'call_job', WAIT_MS);
     expect(await update(client, 'call_job', 'ask-before', 'resolved')).toEqual({
       type: 'tool_interaction_update_ack', id: 'call_job', interaction_id: 'ask-before', state: 'resolved', applied: false, reason: 'unknown_interaction',
@@ -225,20 +221,18 @@ describe('what a close does', () => {
     const before = requests(rig).length;
     const { turnId } = await ask(client, 'hello again');
     await done(client, turnId);
-    expect(requests(rig)[before]!.tool_choice).toBe('auto');
+    expect(requests(rig)[before]!.toolChoice).toBe('auto');
     // The call survived (it was adopted): a fresh ask on it is voiced.
     raise(client, 'call_job', { id: 'ask-after', prompt: 'Still want it?' });
     await done(client, await narrationTurn(client, await narration(client, 'started', 'ask-after')));
     await barrier(client);
-    first.client.assertProtocol();
+    first.assertProtocol();
     finish(client, rig);
   });
 });
 
 /** A narration streamed slowly: a close lands mid-stream. */
-function slowNarration(): string[] {
-  const chunk = (content: string, finish: string | null = null): string =>
-    `data: ${JSON.stringify({ id: 'n', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\n\n`;
-  return [chunk('This is '), chunk('a long '), ...Array.from({ length: 40 }, (_, i) => chunk(`word${i} `)), chunk('end.', 'stop'), 'data: [DONE]\n\n'];
+function slowNarration(): FakeReply {
+  return { text: `This is a long ${Array.from({ length: 40 }, (_, i) => `word${i} `).join('')}end.`, delayMs: 20 };
 }
 

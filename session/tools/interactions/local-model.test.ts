@@ -1,14 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openText } from '../../../../signaling/testing/conversation.ts';
-import { startTestServer, type TestServer } from '../../../../signaling/testing/test-server.ts';
-import { transitionCall } from '../../../providers/local-tools.ts';
-import { ask, done, utteranceOf, WAIT_MS } from '../tool-test-kit.ts';
-import { book, confirm, narration, narrationTurn, statesOf, TEST_TIMING } from './interaction-kit.ts';
-import { transitionTool } from '../../../tools/interactions/transition-tool.ts';
-import type { Ask } from '../../../tools/interactions/interaction.ts';
+import { describe, expect, it } from 'vitest';
+import { LocalLanguageModel } from '../../providers/local-llm.ts';
+import { transitionCall } from '../../providers/local-tools.ts';
+import { openTestSession, useFakeClock } from '../../testing/test-session.ts';
+import { ask, done, utteranceOf, WAIT_MS } from '../../testing/tool-kit.ts';
+import { book, confirm, narration, narrationTurn, statesOf, TEST_TIMING } from '../../testing/interaction-kit.ts';
+import { transitionTool } from './transition-tool.ts';
+import type { Ask } from './interaction.ts';
 
 /**
- * The offline model (LLM_PROVIDER=local) keeps working with interactions: it voices a raised
+ * The offline model (LLM_PROVIDER=local, LocalLanguageModel) keeps working with interactions: it voices a raised
  * question in its narration turn and, when interaction_transition is forced, decides from the
  * user's words deterministically.
  */
@@ -40,16 +40,11 @@ describe('transitionCall (offline model)', () => {
 });
 
 describe('the offline model in a conversation', () => {
-  let t: TestServer;
-  beforeAll(async () => {
-    t = await startTestServer({ LLM_PROVIDER: 'local', ...TEST_TIMING }, { voice: { ok: false, reason: 'text-only test server' } });
-  });
-  afterAll(async () => {
-    await t.stop();
-  });
+  useFakeClock();
+  const openText = (mode: Record<string, unknown>) => ({ client: openTestSession({ llm: new LocalLanguageModel(), mode, tools: { interactions: TEST_TIMING } }) });
 
   it('voices the question, then resolves it with the option the user names through the bound tool', async () => {
-    const { client } = await openText(t, { greeting: false, tools: [book, confirm] });
+    const { client } = openText({ greeting: false, tools: [book, confirm] });
     const { turnId } = await ask(client, 'book a table');
     const call = await client.waitFor('tool_call', (f) => f.name === 'book', WAIT_MS);
     client.send({
@@ -77,7 +72,7 @@ describe('the offline model in a conversation', () => {
   });
 
   it('"never mind" cancels: the call behind the question is cancelled', async () => {
-    const { client } = await openText(t, { greeting: false, tools: [book, confirm] });
+    const { client } = openText({ greeting: false, tools: [book, confirm] });
     const { turnId } = await ask(client, 'book a table');
     const call = await client.waitFor('tool_call', (f) => f.name === 'book', WAIT_MS);
     client.send({ type: 'tool_partial_result', id: call.id, content: {}, interaction: { id: 'local-2', prompt: 'Which day?', options: ['Friday', 'Saturday'] } });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { WsTestClient } from '../../../../signaling/testing/ws-test-client.ts';
-import { ask, done, finish, request, requests, sleep, toolNames, toolResult, WAIT_MS, type Rig, type WireRequest } from '../tool-test-kit.ts';
+import { useFakeClock } from '../../testing/test-session.ts';
+import type { TestSession } from '../../testing/test-session.ts';
+import { ask, done, finish, request, requests, passTime, toolNames, toolResult, WAIT_MS, type Rig, type RecordedRequest } from '../../testing/tool-kit.ts';
 import {
   barrier,
   book,
@@ -16,35 +17,36 @@ import {
   statesOf,
   update,
   useInteractionRigs,
-} from './interaction-kit.ts';
+} from '../../testing/interaction-kit.ts';
 
 /**
  * Deciding (SPEC "Interaction", Resolver fields): once an ask was voiced, the first planning
  * round of every later user turn is constrained to interaction_transition until the decision is
- * settled, outranking mode.tool_choice; its actions; resolver bindings run through tool_call.
+ * settled, outranking mode.toolChoice; its actions; resolver bindings run through tool_call.
  */
 
 const start = useInteractionRigs();
-const FORCED = { type: 'function', function: { name: 'interaction_transition' } };
+useFakeClock();
+const FORCED = { tool: 'interaction_transition' };
 const slowConfirm = { name: 'confirm_slow', description: 'Confirm, slowly', timeout_ms: 300 };
 
 let seq = 0;
 
 /** A deferred job with a voiced ask on it (its narration turn completed). */
-async function voicedAsk(rig: Rig, client: WsTestClient, interaction: Record<string, unknown>): Promise<void> {
+async function voicedAsk(rig: Rig, client: TestSession, interaction: Record<string, unknown>): Promise<void> {
   await deferredJob(rig, client);
   raise(client, 'call_job', interaction);
   await done(client, await narrationTurn(client, await narration(client, 'started', interaction.id as string)));
 }
 
 interface Decided {
-  r0: WireRequest;
-  r1: WireRequest;
+  r0: RecordedRequest;
+  r1: RecordedRequest;
   result: { outcome: string; verified: boolean; content: any } | undefined;
 }
 
 /** A user turn whose round 0 calls interaction_transition with `args`; `during` runs while it waits. */
-async function decide(rig: Rig, client: WsTestClient, text: string, args: Record<string, unknown>, during?: () => Promise<void>): Promise<Decided> {
+async function decide(rig: Rig, client: TestSession, text: string, args: Record<string, unknown>, during?: () => Promise<void>): Promise<Decided> {
   const first = requests(rig).length;
   const id = `call_tr_${(seq += 1)}`;
   rig.fake.enqueue({ toolCalls: [{ id, name: 'interaction_transition', args }] });
@@ -56,7 +58,7 @@ async function decide(rig: Rig, client: WsTestClient, text: string, args: Record
 }
 
 /** A user turn answered with text only; returns its (only) request. */
-async function plainTurn(rig: Rig, client: WsTestClient, text: string): Promise<WireRequest> {
+async function plainTurn(rig: Rig, client: TestSession, text: string): Promise<RecordedRequest> {
   const first = requests(rig).length;
   const { turnId } = await ask(client, text);
   await done(client, turnId);
@@ -64,7 +66,7 @@ async function plainTurn(rig: Rig, client: WsTestClient, text: string): Promise<
 }
 
 /** Answers the next tool_call of `name` (from `after` on) and returns it. */
-async function answer(client: WsTestClient, name: string, result: Record<string, unknown>, after = 0) {
+async function answer(client: TestSession, name: string, result: Record<string, unknown>, after = 0) {
   const call = await client.waitFor('tool_call', (f) => f.name === name, WAIT_MS, after);
   client.send({ type: 'tool_result', id: call.id, ...result });
   return call;
@@ -77,21 +79,21 @@ describe('the forced interaction_transition round', () => {
     await voicedAsk(rig, client, { id: 'ask-f', prompt: 'Small or large?', options: ['small', 'large'] });
 
     const clarify = await decide(rig, client, 'hmm', { interaction_id: 'ask-f', action: 'clarify', message: 'Which size?' });
-    expect(clarify.r0.tool_choice).toEqual(FORCED);
-    const offered = clarify.r0.tools!.find((t) => t.function.name === 'interaction_transition')!;
-    expect(offered.function.parameters).toMatchObject({ properties: { interaction_id: { enum: ['ask-f'] }, choice: { enum: ['small', 'large'] } } });
-    expect(offered.function.description).toContain('Small or large?');
-    expect(clarify.r1.tool_choice).toBe('auto');
+    expect(clarify.r0.toolChoice).toEqual(FORCED);
+    const offered = clarify.r0.tools!.find((t) => t.name === 'interaction_transition')!;
+    expect(offered.parameters).toMatchObject({ properties: { interaction_id: { enum: ['ask-f'] }, choice: { enum: ['small', 'large'] } } });
+    expect(offered.description).toContain('Small or large?');
+    expect(clarify.r1.toolChoice).toBe('auto');
     expect(clarify.result).toMatchObject({ outcome: 'succeeded', content: { interaction_id: 'ask-f', action: 'clarify', status: 'still open' } });
 
     // clarify keeps it open: the next user turn is forced again; an unbound resolve settles it.
     const resolved = await decide(rig, client, 'large', { interaction_id: 'ask-f', action: 'resolve', choice: 'Large' });
-    expect(resolved.r0.tool_choice).toEqual(FORCED);
+    expect(resolved.r0.toolChoice).toEqual(FORCED);
     expect(resolved.result).toMatchObject({ outcome: 'succeeded', verified: false, content: { interaction_id: 'ask-f', choice: 'large' } });
     expect(resolved.r1.messages.some((m) => (m.content ?? '').includes("decision on interaction ask-f") && (m.content ?? '').includes('large'))).toBe(true);
 
     const after = await plainTurn(rig, client, 'thanks');
-    expect(after.tool_choice).toBe('auto');
+    expect(after.toolChoice).toBe('auto');
     expect(toolNames(after)).not.toContain('interaction_transition');
     // The model's decision is not a close: the narration stays started until the host or the call closes it.
     expect(statesOf(client, 'ask-f')).toEqual(['started']);
@@ -102,13 +104,13 @@ describe('the forced interaction_transition round', () => {
     { name: 'none', choice: 'none', round1: 'none' },
     { name: '{tool: lookup}', choice: { tool: 'lookup' }, round1: 'auto' },
     { name: 'required', choice: 'required', round1: 'auto' },
-  ])('the forced round outranks mode.tool_choice $name', async ({ choice, round1 }) => {
+  ])('the forced round outranks mode.toolChoice $name', async ({ choice, round1 }) => {
     const rig = await start();
     const client = await openSession(rig, { tool_choice: choice });
     await voicedAsk(rig, client, { id: 'ask-o', prompt: 'Yes or no?', options: ['yes', 'no'] });
     const turn = await decide(rig, client, 'yes', { interaction_id: 'ask-o', action: 'resolve', choice: 'yes' });
-    expect(turn.r0.tool_choice).toEqual(FORCED);
-    expect(turn.r1.tool_choice ?? 'none').toEqual(round1);
+    expect(turn.r0.toolChoice).toEqual(FORCED);
+    expect(turn.r1.toolChoice ?? 'none').toEqual(round1);
     finish(client, rig);
   });
 
@@ -120,13 +122,13 @@ describe('the forced interaction_transition round', () => {
     raise(client, 'call_job', { id: 'ask-nv', prompt: 'Question?' });
     await narration(client, 'queued', 'ask-nv');
     const body = await plainTurn(rig, client, 'something else');
-    expect(body.tool_choice).toBe('auto');
+    expect(body.toolChoice).toBe('auto');
     expect(toolNames(body)).not.toContain('interaction_transition');
     // A voiced ask: its own narration turn is not a user turn and is not forced.
     raise(client, 'call_job', { id: 'ask-nv2', prompt: 'Again?' });
     await done(client, await narrationTurn(client, await narration(client, 'started', 'ask-nv2')));
     const narrationBody = requests(rig).at(-1)!;
-    expect(narrationBody.tool_choice).toBe('auto');
+    expect(narrationBody.toolChoice).toBe('auto');
     expect(toolNames(narrationBody)).not.toContain('interaction_transition');
     finish(client, rig);
   });
@@ -137,7 +139,7 @@ describe('the forced interaction_transition round', () => {
     await voicedAsk(rig, client, { id: 'ask-bad', prompt: 'Small or large?', options: ['small', 'large'] });
     const turn = await decide(rig, client, 'medium', { interaction_id: 'ask-bad', action: 'resolve', choice: 'medium' });
     expect(turn.result).toMatchObject({ outcome: 'failed', content: { rejected: true, reason: 'invalid_choice' } });
-    expect((await plainTurn(rig, client, 'hmm')).tool_choice).toEqual(FORCED);
+    expect((await plainTurn(rig, client, 'hmm')).toolChoice).toEqual(FORCED);
     finish(client, rig);
   });
 
@@ -147,7 +149,7 @@ describe('the forced interaction_transition round', () => {
     await voicedAsk(rig, client, { id: 'ask-sup', prompt: 'Question?', options: ['a', 'b'] });
     const turn = await decide(rig, client, 'let us talk about something else', { interaction_id: 'ask-sup', action: 'supersede' });
     expect(turn.result).toMatchObject({ outcome: 'succeeded', content: { action: 'supersede' } });
-    expect((await plainTurn(rig, client, 'ok')).tool_choice).toBe('auto');
+    expect((await plainTurn(rig, client, 'ok')).toolChoice).toBe('auto');
     expect(statesOf(client, 'ask-sup')).toEqual(['started']);
     expect(await update(client, 'call_job', 'ask-sup', 'superseded')).toMatchObject({ applied: true });
     expect(statesOf(client, 'ask-sup')).toEqual(['started', 'superseded']);
@@ -163,7 +165,7 @@ describe('the forced interaction_transition round', () => {
     expect(client.all('tool_cancel').map((f) => f.id)).toContain('call_job');
     expect(statesOf(client, 'ask-can')).toEqual(['started', 'cancelled']);
     expect(await update(client, 'call_job', 'ask-can', 'resolved')).toMatchObject({ applied: false, reason: 'already_closed' });
-    expect((await plainTurn(rig, client, 'ok')).tool_choice).toBe('auto');
+    expect((await plainTurn(rig, client, 'ok')).toolChoice).toBe('auto');
     finish(client, rig);
   });
 });
@@ -184,7 +186,7 @@ describe('resolver bindings', () => {
       outcome: 'succeeded', verified: true,
       content: { interaction_id: 'ask-b', choice: 'large', status: 'resolved', resolver: { tool: 'confirm', call_id: bound!.id, outcome: 'succeeded', content: 'confirmed L' } },
     });
-    expect((await plainTurn(rig, client, 'great')).tool_choice).toBe('auto');
+    expect((await plainTurn(rig, client, 'great')).toolChoice).toBe('auto');
     // The host then ends the call that asked: the narration is resolved.
     client.send({ type: 'tool_result', id: 'call_job', content: 'booked', outcome: 'succeeded', verified: true });
     await narration(client, 'resolved', 'ask-b');
@@ -211,7 +213,7 @@ describe('resolver bindings', () => {
     const turn = await decide(rig, client, 'uh', { interaction_id: 'ask-ma', action: 'resolve' });
     expect(turn.result).toMatchObject({ outcome: 'failed', verified: false, content: { interaction_id: 'ask-ma', rejected: true, reason: 'missing_answer' } });
     expect(client.all('tool_call').filter((f) => f.name === 'confirm')).toEqual([]);
-    expect((await plainTurn(rig, client, 'hmm')).tool_choice).toEqual(FORCED);
+    expect((await plainTurn(rig, client, 'hmm')).toolChoice).toEqual(FORCED);
     finish(client, rig);
   });
 
@@ -227,9 +229,9 @@ describe('resolver bindings', () => {
     const retry = await decide(rig, client, 'then large', { interaction_id: 'ask-fr', action: 'resolve', choice: 'large' }, async () => {
       await answer(client, 'confirm', { content: 'ok', outcome: 'succeeded', verified: true }, after);
     });
-    expect(retry.r0.tool_choice).toEqual(FORCED);
+    expect(retry.r0.toolChoice).toEqual(FORCED);
     expect(retry.result).toMatchObject({ outcome: 'succeeded', content: { status: 'resolved', choice: 'large' } });
-    expect((await plainTurn(rig, client, 'good')).tool_choice).toBe('auto');
+    expect((await plainTurn(rig, client, 'good')).toolChoice).toBe('auto');
     finish(client, rig);
   });
 
@@ -242,7 +244,7 @@ describe('resolver bindings', () => {
       await client.waitFor('tool_cancel', (f) => f.id === call.id, WAIT_MS);
     });
     expect(turn.result).toMatchObject({ outcome: 'failed', content: { status: 'still open', retryable: true, resolver: { outcome: 'timed_out' } } });
-    expect((await plainTurn(rig, client, 'hmm')).tool_choice).toEqual(FORCED);
+    expect((await plainTurn(rig, client, 'hmm')).toolChoice).toEqual(FORCED);
     finish(client, rig);
   });
 
@@ -283,7 +285,7 @@ describe('resolver bindings', () => {
     // The binding stays dropped even if the tool comes back.
     client.send({ type: 'set_tools', tools: [book, lookup, confirm] });
     await barrier(client);
-    await sleep(20);
+    await passTime(20);
     finish(client, rig);
   });
 });

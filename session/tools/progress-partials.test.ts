@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { useFakeClock } from '../testing/test-session.ts';
 import {
   done,
   finish,
@@ -12,13 +13,13 @@ import {
   request,
   requests,
   sayWhenMentioned,
-  sleep,
+  passTime,
   toolResult,
   useRigs,
   utteranceOf,
   WAIT_MS,
-} from './tool-test-kit.ts';
-import type { WsTestClient } from '../../../signaling/testing/ws-test-client.ts';
+} from '../testing/tool-kit.ts';
+import type { TestSession } from '../testing/test-session.ts';
 
 /**
  * tool_progress and tool_partial_result (SPEC client frames; "Tool call": they never resolve
@@ -27,9 +28,10 @@ import type { WsTestClient } from '../../../signaling/testing/ws-test-client.ts'
  */
 
 const start = useRigs();
+useFakeClock();
 
 /** Sends a frame the server answers with an error, and waits for it: all earlier frames were handled. */
-async function barrier(client: WsTestClient): Promise<void> {
+async function barrier(client: TestSession): Promise<void> {
   const after = client.frames.length;
   client.send({ type: 'tool_progress', id: 'call_barrier_unknown', note: 'barrier' });
   await client.waitFor('error', (f) => f.code === 'unknown_tool_call', WAIT_MS, after);
@@ -45,7 +47,7 @@ describe('tool_progress', () => {
     });
     client.send({ type: 'tool_progress', id: 'call_prog', note: 'PROGRESS-NOTE searching the warehouse' });
     await barrier(client);
-    await sleep(100);
+    await passTime(100);
     expect(requests(rig)).toHaveLength(1);
     expect(client.all('done')).toEqual([]);
     expect(client.all('error')).toHaveLength(1); // the barrier's only
@@ -82,7 +84,7 @@ describe('tool_partial_result', () => {
     });
     client.send({ type: 'tool_partial_result', id: 'call_part', content: { first_rows: 'PARTIAL-ROWS-1' } });
     await barrier(client);
-    await sleep(100);
+    await passTime(100);
     expect(requests(rig)).toHaveLength(1);
     expect(client.all('done')).toEqual([]);
     client.send({ type: 'tool_result', id: 'call_part', content: 'all rows', outcome: 'succeeded', verified: true });
@@ -136,12 +138,12 @@ describe('tool_partial_result', () => {
     // The turn that made the call is still in flight, waiting on it.
     client.send({ type: 'tool_partial_result', id: 'call_busy', content: 'BUSY-PARTIAL', reply: true });
     await barrier(client);
-    await sleep(200);
+    await passTime(200);
     expect(client.all('turn')).toHaveLength(1);
     expect(requests(rig)).toHaveLength(1);
     client.send({ type: 'tool_result', id: 'call_busy', content: 'done', outcome: 'succeeded' });
     await done(client, turnId);
-    await sleep(200);
+    await passTime(200);
     expect(client.all('turn')).toHaveLength(1);
     expect(mentions(request(rig, 1), 'BUSY-PARTIAL')).toBe(true);
     finish(client, rig);
@@ -180,7 +182,7 @@ describe('tool_partial_result', () => {
     await done(client, turnId);
     client.send({ type: 'tool_partial_result', id: 'call_quiet', content: 'QUIET-PARTIAL' });
     await barrier(client);
-    await sleep(200);
+    await passTime(200);
     expect(client.all('turn')).toHaveLength(1);
     expect(requests(rig)).toHaveLength(2);
     finish(client, rig);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { useFakeClock } from '../testing/test-session.ts';
 import {
   ask,
   assistantCall,
@@ -12,7 +13,7 @@ import {
   pos,
   request,
   requests,
-  sleep,
+  passTime,
   toolCallFrame,
   toolResult,
   refusalOf,
@@ -22,7 +23,7 @@ import {
   utteranceOf,
   WAIT_MS,
   waitRequests,
-} from './tool-test-kit.ts';
+} from '../testing/tool-kit.ts';
 
 /**
  * Client tool calls over the real socket (SPEC "Tool call", tool_call / tool_result /
@@ -31,6 +32,7 @@ import {
  */
 
 const start = useRigs();
+useFakeClock();
 
 describe('tool_call → tool_result round trip', () => {
   const cases: { name: string; fields: Record<string, unknown>; expected: { outcome: string; verified: boolean } }[] = [
@@ -57,7 +59,7 @@ describe('tool_call → tool_result round trip', () => {
     // SPEC Working signal: the turn waits on a result with nothing to say.
     const on = await client.waitFor('working', (f) => f.active, WAIT_MS);
     // The model is not asked again while the call is open.
-    await sleep(100);
+    await passTime(100);
     expect(requests(rig)).toHaveLength(1);
     expect(client.all('done')).toHaveLength(0);
 
@@ -69,8 +71,7 @@ describe('tool_call → tool_result round trip', () => {
     expect(requests(rig)).toHaveLength(2);
     const next = request(rig, 1);
     const asked = assistantCall(next, 'call_rt');
-    expect(asked).toMatchObject({ id: 'call_rt', type: 'function', function: { name: 'lookup' } });
-    expect(JSON.parse(asked?.function.arguments ?? 'null')).toEqual({ order: 'A-17' });
+    expect(asked).toEqual({ id: 'call_rt', name: 'lookup', args: { order: 'A-17' } });
     expect(toolResult(next, 'call_rt')).toEqual({ ...expected, content: { status: 'shipped', eta: 'tomorrow' } });
 
     // working true while waiting, false after it, both before done; exactly one of each.
@@ -114,7 +115,7 @@ describe('tool_call → tool_result round trip', () => {
       answer: 'Both found.',
     });
     client.send({ type: 'tool_result', id: 'call_b', content: 'B ok', outcome: 'succeeded', verified: true });
-    await sleep(100);
+    await passTime(100);
     // One answer is not enough: the round waits for both.
     expect(requests(rig)).toHaveLength(1);
     client.send({ type: 'tool_result', id: 'call_a', content: 'A failed', outcome: 'failed' });
@@ -157,13 +158,13 @@ describe('timeouts', () => {
     // A result after the timeout changes nothing.
     const error = await refusalOf(client, { type: 'tool_result', id: 'call_slow', content: 'late', outcome: 'succeeded', verified: true });
     expect(error).toMatchObject({ code: 'unknown_tool_call', retryable: false });
-    await sleep(100);
+    await passTime(100);
     expect(requests(rig)).toHaveLength(2);
     finish(client, rig);
   });
 
   it('TOOL_TIMEOUT_MS applies to tools without timeout_ms', async () => {
-    const rig = await start({ TOOL_TIMEOUT_MS: '300' });
+    const rig = await start({ tools: { defaultTimeoutMs: 300 } });
     const { client, turnId } = await openWithToolCall(rig, {
       calls: [{ id: 'call_default', name: 'lookup', args: { order: 'X' } }],
       question: 'look it up',
@@ -176,14 +177,14 @@ describe('timeouts', () => {
   });
 
   it("a declaration's timeout_ms outranks TOOL_TIMEOUT_MS", async () => {
-    const rig = await start({ TOOL_TIMEOUT_MS: '200' });
+    const rig = await start({ tools: { defaultTimeoutMs: 200 } });
     const { client, turnId } = await openWithToolCall(rig, {
       calls: [{ id: 'call_patient', name: 'patient', args: {} }],
       question: 'take your time',
       answer: 'Done.',
       tools: [{ name: 'patient', timeout_ms: 60_000 }],
     });
-    await sleep(1000);
+    await passTime(1000);
     expect(client.all('tool_cancel')).toEqual([]);
     client.send({ type: 'tool_result', id: 'call_patient', content: 'finished', outcome: 'succeeded', verified: true });
     expect((await done(client, turnId)).status).toBe('completed');
@@ -231,7 +232,7 @@ describe('cancel and stray results', () => {
     });
     const error = await refusalOf(client, { type: 'tool_result', id: 'call_nope', content: 'STRAY-CONTENT', outcome: 'succeeded', verified: true });
     expect(error).toMatchObject({ code: 'unknown_tool_call', retryable: false, detail: expect.any(String) });
-    await sleep(100);
+    await passTime(100);
     expect(requests(rig)).toHaveLength(1);
     expect(client.all('done')).toEqual([]);
 
@@ -300,7 +301,7 @@ describe('interruption while a call is open', () => {
     expect(told.length).toBeGreaterThanOrEqual(1);
     // The interrupted call stays in the model's context: the call and an answer for it.
     const narrated = told.at(-1)!;
-    expect(assistantCall(narrated, 'call_int')).toMatchObject({ function: { name: 'lookup' } });
+    expect(assistantCall(narrated, 'call_int')).toMatchObject({ name: 'lookup' });
     expect(toolResult(narrated, 'call_int')).toBeDefined();
     finish(client, rig);
   });
@@ -324,7 +325,7 @@ describe('interruption while a call is open', () => {
     expect(told.length).toBeGreaterThanOrEqual(1);
     // The history keeps the order things happened in: the call, its answer, then the new turn.
     const messages = told.at(-1)!.messages;
-    const callAt = messages.findIndex((m) => m.tool_calls?.some((c) => c.id === 'call_cut'));
+    const callAt = messages.findIndex((m) => m.role === 'assistant' && m.tool_calls?.some((c) => c.id === 'call_cut'));
     const userAt = messages.findIndex((m) => m.role === 'user' && m.content === 'actually, never mind');
     expect(callAt).toBeGreaterThan(0);
     expect(callAt).toBeLessThan(userAt);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { done, finish, mentions, requests, sleep, WAIT_MS } from '../tool-test-kit.ts';
-import { barrier, busyFloor, deferredJob, narration, narrationRequests, narrationTurn, openSession, raise, statesOf, useInteractionRigs } from './interaction-kit.ts';
+import { useFakeClock } from '../../testing/test-session.ts';
+import { done, finish, mentions, requests, passTime, WAIT_MS } from '../../testing/tool-kit.ts';
+import { barrier, busyFloor, deferredJob, narration, narrationRequests, narrationTurn, openSession, raise, statesOf, useInteractionRigs } from '../../testing/interaction-kit.ts';
 
 /**
  * Raising an interaction (SPEC "Interaction (inside tool_partial_result)", Resolver fields):
@@ -9,6 +10,7 @@ import { barrier, busyFloor, deferredJob, narration, narrationRequests, narratio
  */
 
 const start = useInteractionRigs();
+useFakeClock();
 
 describe('interaction ids', () => {
   it('an omitted id is derived as <call_id>#i<n> and reported in interaction_ids', async () => {
@@ -61,7 +63,7 @@ describe('invalid interactions → error invalid_interaction, nothing changes', 
     const error = await client.waitFor('error', () => true, WAIT_MS, after);
     expect(error).toMatchObject({ code: 'invalid_interaction', retryable: false });
     await barrier(client);
-    await sleep(50);
+    await passTime(50);
     expect(client.all('tool_job_narration')).toEqual([]);
     expect(client.all('turn')).toHaveLength(1);
     // Nothing changed: the id is still free and the partial was not recorded.
@@ -120,7 +122,7 @@ describe('reply and context', () => {
     const turnsBefore = client.all('turn').length;
     raise(client, 'call_job', { id: 'ask-reply', prompt: 'Question?' }, { reply: true, content: 'PARTIAL-WITH-ASK' });
     await done(client, await narrationTurn(client, await narration(client, 'started', 'ask-reply')));
-    await sleep(150);
+    await passTime(150);
     expect(client.all('turn')).toHaveLength(turnsBefore + 1);
     expect(requests(rig).some((b) => mentions(b, 'A tool just reported a partial result'))).toBe(false);
     // The partial itself and the question entered the context.

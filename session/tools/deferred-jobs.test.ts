@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { WsTestClient } from '../../../signaling/testing/ws-test-client.ts';
+import { useFakeClock } from '../testing/test-session.ts';
+import type { TestSession } from '../testing/test-session.ts';
 import {
   ask,
   done,
@@ -16,14 +17,14 @@ import {
   request,
   requests,
   sayWhenMentioned,
-  sleep,
+  passTime,
   toolResult,
   useRigs,
   utteranceOf,
   WAIT_MS,
   type Rig,
-  type WireRequest,
-} from './tool-test-kit.ts';
+  type RecordedRequest,
+} from '../testing/tool-kit.ts';
 
 /**
  * Deferred client calls (SPEC tool_deferred / tool_deferred_ack, "Tool call" open → deferred):
@@ -33,13 +34,14 @@ import {
  */
 
 const start = useRigs();
+useFakeClock();
 
 /** A session where the model calls `report` (deferrable) on the first turn and the client defers it. */
 async function deferredJob(
   rig: Rig,
   handle = 'report-1',
   statusLabel: string | undefined = 'Building the report',
-): Promise<{ client: WsTestClient; turnId: string; ack: Extract<WsTestClient['frames'][number], { type: 'tool_deferred_ack' }> }> {
+): Promise<{ client: TestSession; turnId: string; ack: Extract<TestSession['frames'][number], { type: 'tool_deferred_ack' }> }> {
   const { client, turnId } = await openWithToolCall(rig, {
     calls: [{ id: 'call_job', name: 'report', args: { quarter: 'Q3' } }],
     question: 'build the Q3 report',
@@ -53,7 +55,7 @@ async function deferredJob(
 
 describe('accepted deferral', () => {
   it('ack {accepted, id, handle, job_id, status_label, deferred_timeout}; the turn moves on; the later result is narrated', async () => {
-    const rig = await start({ DEFERRED_TIMEOUT_S: '120' });
+    const rig = await start({ tools: { deferredTimeoutMs: 120_000 } });
     rig.fake.script(sayWhenMentioned('JOB-RESULT-Q3', 'Your Q3 report is ready.'));
     const { client, turnId, ack } = await deferredJob(rig);
     expect(ack).toEqual({
@@ -104,12 +106,12 @@ describe('accepted deferral', () => {
 
 describe('deferred timeout replaces the call timeout', () => {
   it('a deferred call is not cancelled at TOOL_TIMEOUT_MS; its result still ends the job', async () => {
-    const rig = await start({ TOOL_TIMEOUT_MS: '300', DEFERRED_TIMEOUT_S: '120' });
+    const rig = await start({ tools: { defaultTimeoutMs: 300, deferredTimeoutMs: 120_000 } });
     rig.fake.script(sayWhenMentioned('LONG-JOB-OK', 'The long job is done.'));
     const { client, turnId, ack } = await deferredJob(rig);
     expect(ack).toMatchObject({ accepted: true, deferred_timeout: 120 });
     await done(client, turnId);
-    await sleep(1000);
+    await passTime(1000);
     expect(client.all('tool_cancel')).toEqual([]);
     const narration = await narrationAfter(client, { type: 'tool_result', id: 'call_job', content: 'LONG-JOB-OK', outcome: 'succeeded', verified: true });
     await done(client, narration);
@@ -131,7 +133,7 @@ describe('refused deferrals', () => {
     const ack = await client.waitFor('tool_deferred_ack', () => true, WAIT_MS);
     expect(ack).toMatchObject({ accepted: false, id: 'call_nd', reason: 'not_deferrable' });
     expect(ack.job_id).toBeUndefined();
-    await sleep(100);
+    await passTime(100);
     expect(client.all('done')).toEqual([]);
     client.send({ type: 'tool_result', id: 'call_nd', content: 'N', outcome: 'succeeded', verified: true });
     await done(client, turnId);
@@ -202,7 +204,7 @@ describe('refused deferrals', () => {
 
 describe('deferred timeout', () => {
   it('DEFERRED_TIMEOUT_S passes → server tool_cancel {id}, the user is told in a narration turn', async () => {
-    const rig = await start({ DEFERRED_TIMEOUT_S: '1' });
+    const rig = await start({ tools: { deferredTimeoutMs: 1000 } });
     rig.fake.script(sayWhenMentioned('timed_out', 'Sorry, the report timed out.'));
     const { client, turnId, ack } = await deferredJob(rig);
     expect(ack).toMatchObject({ accepted: true, deferred_timeout: 1 });
@@ -223,7 +225,7 @@ describe('narration and the floor', () => {
   it('a job result arriving while a reply streams is narrated only after that reply is done', async () => {
     const rig = await start();
     const slowText = Array.from({ length: 16 }, (_, i) => `word${i}`).join(' ');
-    rig.fake.script((body: WireRequest) => {
+    rig.fake.script((body: RecordedRequest) => {
       if (mentions(body, 'SLOW-JOB-RESULT') && body.messages.at(-1)?.role === 'system') return { text: 'The job finished.' };
       if (body.messages.at(-1)?.content === 'tell me a story') return { text: slowText };
       return { text: 'ok' };
@@ -285,7 +287,7 @@ describe('tool_job_delivery_failed', () => {
     expect(pos(client, failed[1])).toBeLessThan(pos(client, secondDone));
 
     // No third attempt: the next turn is the user's, and the result stays in context.
-    await sleep(200);
+    await passTime(200);
     expect(client.all('turn')).toHaveLength(3);
     const ping = await ask(client, 'ping');
     await done(client, ping.turnId);
@@ -305,7 +307,7 @@ describe('tool_job_delivery_failed', () => {
     client.send({ type: 'interrupt' });
     expect((await done(client, narration)).status).toBe('interrupted');
     rig.fake.delayMs = 0;
-    await sleep(300);
+    await passTime(300);
     expect(client.all('tool_job_delivery_failed')).toEqual([]);
     expect(client.all('turn')).toHaveLength(2);
     finish(client, rig);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { WsTestClient } from '../../../signaling/testing/ws-test-client.ts';
+import { useFakeClock } from '../testing/test-session.ts';
+import type { TestSession } from '../testing/test-session.ts';
 import {
   ask,
   done,
@@ -8,14 +9,14 @@ import {
   pos,
   request,
   requests,
-  sleep,
+  passTime,
   toolCallFrame,
   toolResult,
   transfer,
   useRigs,
   WAIT_MS,
   type Rig,
-} from './tool-test-kit.ts';
+} from '../testing/tool-kit.ts';
 
 /**
  * requires_permission tools (SPEC "Permission", permission_* events, confirm_tool_permission):
@@ -24,9 +25,10 @@ import {
  */
 
 const start = useRigs();
+useFakeClock();
 
 /** The model calls `transfer` (requires_permission); resolves with the pending frame. */
-async function held(rig: Rig): Promise<{ client: WsTestClient; turnId: string; pending: Extract<WsTestClient['frames'][number], { type: 'permission_pending' }> }> {
+async function held(rig: Rig): Promise<{ client: TestSession; turnId: string; pending: Extract<TestSession['frames'][number], { type: 'permission_pending' }> }> {
   rig.fake.enqueue({ toolCalls: [{ id: 'call_pay', name: 'transfer', args: { amount: 25, to: 'Sam' } }] }, { text: 'Final answer.' });
   const client = await open(rig, { tools: [transfer] });
   const { turnId } = await ask(client, 'send Sam 25');
@@ -35,7 +37,7 @@ async function held(rig: Rig): Promise<{ client: WsTestClient; turnId: string; p
 }
 
 /** Waits until the server handled everything sent so far (an unknown approval is answered with an error). */
-async function barrier(client: WsTestClient): Promise<void> {
+async function barrier(client: TestSession): Promise<void> {
   const after = client.frames.length;
   client.send({ type: 'confirm_tool_permission', approval_id: 'appr_barrier_unknown', approved: true });
   await client.waitFor('error', (f) => f.code === 'unknown_approval', WAIT_MS, after);
@@ -47,7 +49,7 @@ describe('permission flow', () => {
     const { client, turnId, pending } = await held(rig);
     expect(pending).toEqual({ type: 'permission_pending', id: expect.any(String), tool: 'transfer', arguments: { amount: 25, to: 'Sam' } });
     await barrier(client);
-    await sleep(100);
+    await passTime(100);
     expect(client.all('tool_call')).toEqual([]);
     expect(requests(rig)).toHaveLength(1);
 
@@ -77,14 +79,14 @@ describe('permission flow', () => {
     const after = client.frames.length;
     client.send({ type: 'confirm_tool_permission', approval_id: pending.id, approved: true });
     expect(await client.waitFor('error', () => true, WAIT_MS, after)).toMatchObject({ code: 'unknown_approval', retryable: false });
-    await sleep(100);
+    await passTime(100);
     expect(client.all('tool_call')).toEqual([]);
     expect(client.all('permission_approved')).toEqual([]);
     finish(client, rig);
   });
 
   it('a hold that is not answered expires (PERMISSION_TIMEOUT_S) → permission_refused; the tool never runs', async () => {
-    const rig = await start({ PERMISSION_TIMEOUT_S: '1' });
+    const rig = await start({ tools: { permissionTimeoutMs: 1000 } });
     const { client, turnId, pending } = await held(rig);
     const refused = await client.waitFor('permission_refused', () => true, WAIT_MS);
     expect(refused).toEqual({ type: 'permission_refused', id: pending.id, tool: 'transfer' });

@@ -8,5 +8,14 @@ export default defineConfig({
     testTimeout: 20000,
     hookTimeout: 30000,
     env: { LOG_LEVEL: 'silent' },
+    // `npx vitest run --coverage`: line coverage of the shipped code (tests and their kits aside).
+    coverage: {
+      provider: 'v8',
+      include: ['media/**/*.ts', 'session/**/*.ts', 'signaling/**/*.ts', 'client/src/**/*.ts'],
+      exclude: ['**/*.test.ts', '**/testing/**', '**/e2e/**'],
+      reporter: ['text-summary', 'json-summary'],
+      reportOnFailure: true,
+      reportsDirectory: 'node_modules/.cache/coverage',
+    },
   },
 });

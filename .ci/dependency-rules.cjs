@@ -29,6 +29,13 @@ module.exports = {
       to: { path: '^(signaling|client|bench)/' },
     },
     {
+      name: 'e2e-kits-stay-in-e2e',
+      comment: 'End-to-end kits start the real server: unit tests and product code use session/testing/ instead.',
+      severity: 'error',
+      from: { pathNot: '/e2e/' },
+      to: { path: '/e2e/' },
+    },
+    {
       name: 'session-product-code-does-not-import-tests',
       comment: 'Shipped code must not depend on test helpers.',
       severity: 'error',

@@ -23,6 +23,7 @@ const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./interactions.ts'),
   () => import('./turn-taking.ts'),
   () => import('./voices.ts'),
+  () => import('./metering.ts'),
   () => import('./observability.ts'),
   () => import('./fuzz.ts'),
   () => import('./scale.ts'),

@@ -42,8 +42,8 @@ describe('docs/protocol.md documents the protocol vocabulary', () => {
     expect(row).toContain(`| ${spec.retryable} |`);
   });
 
-  it.each(Object.entries(HTTP_ERRORS))('HTTP error %s with its status', (code, status) => {
-    expect(doc).toContain(`| ${status} | \`${code}\` |`);
+  it.each(Object.entries(HTTP_ERRORS))('HTTP error %s with its status and retryable flag', (code, { status, retryable }) => {
+    expect(doc).toContain(`| ${status} | \`${code}\` | ${retryable} |`);
   });
 
   it.each(['unknown_call', 'not_deferrable', 'already_deferred', 'call_closed', 'duplicate_handle', 'invalid_interaction_id', 'invalid_state', 'unknown_interaction', 'already_closed', 'missing_answer'])(

@@ -14,10 +14,10 @@ describe('DownlinkPacer frames', () => {
     const { pacer, sent } = pacerSendingAtOnce();
     const first = Int16Array.from({ length: 800 }, (_, i) => i);
     const second = Int16Array.from({ length: 480 }, (_, i) => 800 + i);
-    pacer.enqueue(first);
+    pacer.push(first);
     expect(sent).toHaveLength(2);
     expect(pacer.queuedMs).toBe(10);
-    pacer.enqueue(second);
+    pacer.push(second);
     expect(sent).toHaveLength(4);
     expect(sent.map((f) => f.length)).toEqual([320, 320, 320, 320]);
     // Every sample in order, none lost or repeated across the chunk boundary.
@@ -33,7 +33,7 @@ describe('DownlinkPacer frames', () => {
 
   it('pads the last partial frame of a stream with silence on flush, and counts queued audio in ms', async () => {
     const { pacer, sent } = pacerSendingAtOnce();
-    pacer.enqueue(new Int16Array(400).fill(9));
+    pacer.push(new Int16Array(400).fill(9));
     expect(sent).toHaveLength(1);
     expect(pacer.queuedMs).toBe(5);
     expect(pacer.idle).toBe(false);
@@ -45,7 +45,7 @@ describe('DownlinkPacer frames', () => {
     expect(Array.from(sent[1]!.subarray(80))).toEqual(new Array(240).fill(0));
     expect(pacer.idle).toBe(true);
     // After a flush the next stream starts on a frame of its own.
-    pacer.enqueue(new Int16Array(320).fill(3));
+    pacer.push(new Int16Array(320).fill(3));
     expect(sent).toHaveLength(3);
     expect(sent[2]![0]).toBe(3);
     pacer.close();
@@ -55,7 +55,7 @@ describe('DownlinkPacer frames', () => {
     const sent: Int16Array[] = [];
     const clock = new PacerClock(5);
     const pacer = new DownlinkPacer({ sampleRate: 16000, leadMs: 0, clock, send: (frame) => sent.push(frame) });
-    pacer.enqueue(new Int16Array(16000));
+    pacer.push(new Int16Array(16000));
     expect(sent.length).toBeLessThanOrEqual(1);
     expect(pacer.clear()).toBe(1000 - sent.length * 20);
     expect(pacer.queuedMs).toBe(0);

@@ -1,8 +1,17 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DownlinkPacer } from './downlink-pacer.ts';
 import { PacerClock } from './pacer-clock.ts';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+// Simulated time: the clock's timers and performance.now are fake, and jump to the next timer
+// whenever a test waits (whenIdle), so every instant below is exact.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+  vi.setTimerTickMode('nextTimerAsync');
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+const passTime = (ms: number) => vi.advanceTimersByTimeAsync(ms);
 /** 20 ms frames at 1 kHz (20 samples), each filled with its index. */
 const frames = (from: number, count: number): Int16Array => {
   const out = new Int16Array(count * 20);
@@ -19,13 +28,13 @@ describe('DownlinkPacer pause and resume (false-interruption recovery)', () => {
 
   it('pause() stops at once and keeps the queue; resume() sends on from the first frame not sent', async () => {
     const { p, sent } = pacer();
-    p.enqueue(frames(0, 10));
-    await sleep(50);
+    p.push(frames(0, 10));
+    await passTime(50);
     p.pause();
     const atPause = sent.length;
     const sentMs = p.sentMs;
-    p.enqueue(frames(10, 2));
-    await sleep(120);
+    p.push(frames(10, 2));
+    await passTime(120);
     expect(sent.length).toBe(atPause);
     expect(p.sentMs).toBe(sentMs);
     p.resume(false);
@@ -35,11 +44,11 @@ describe('DownlinkPacer pause and resume (false-interruption recovery)', () => {
 
   it('while paused, audio ahead is measured at the pause; keepTimeline resumes with the same lead', async () => {
     const { p } = pacer();
-    p.enqueue(frames(0, 20));
-    await sleep(30);
+    p.push(frames(0, 20));
+    await passTime(30);
     p.pause();
     const ahead = p.aheadMs(performance.now());
-    await sleep(100);
+    await passTime(100);
     expect(p.aheadMs(performance.now())).toBe(ahead);
     p.resume(true);
     expect(p.aheadMs(performance.now())).toBeGreaterThan(ahead - 5);
@@ -48,12 +57,12 @@ describe('DownlinkPacer pause and resume (false-interruption recovery)', () => {
 
   it('clear() while paused drops the queue and ends the pause', async () => {
     const { p, sent } = pacer();
-    p.enqueue(frames(0, 10));
+    p.push(frames(0, 10));
     p.pause();
     const before = sent.length;
     expect(p.clear()).toBeGreaterThan(0);
     expect(p.paused).toBe(false);
-    p.enqueue(frames(50, 1));
+    p.push(frames(50, 1));
     expect(sent.length).toBe(before + 1);
     p.clear();
   });

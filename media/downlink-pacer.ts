@@ -1,4 +1,5 @@
 import { sharedPacerClock, type PacerClock, type Ticking } from './pacer-clock.ts';
+import type { Processor } from './processor.ts';
 
 export const DOWNLINK_FRAME_MS = 20;
 
@@ -16,7 +17,7 @@ export interface PacerOptions {
  * Sends queued PCM in 20 ms frames at real-time pace. Because at most `leadMs` of audio is ever
  * ahead of the listener, clearing the queue stops the downlink within one frame of a barge-in.
  */
-export class DownlinkPacer implements Ticking {
+export class DownlinkPacer implements Ticking, Processor<Int16Array> {
   private readonly frameSamples: number;
   /**
    * Queued audio as it was handed over, not copied: frames leave as views into these chunks (only
@@ -96,10 +97,11 @@ export class DownlinkPacer implements Ticking {
   }
 
   /**
-   * Queues PCM at the pacer's rate. The pacer keeps `samples` itself and sends views of it: the
-   * caller hands it over and must not write to it afterwards.
+   * Queues PCM at the pacer's rate; it leaves in 20 ms frames on the clock (the sink is `send`).
+   * The pacer keeps `samples` itself and sends views of it: the caller hands it over and must not
+   * write to it afterwards.
    */
-  enqueue(samples: Int16Array): void {
+  push(samples: Int16Array): void {
     if (samples.length > 0) {
       this.chunks.push(samples);
       this.queued += samples.length;

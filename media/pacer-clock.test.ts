@@ -1,6 +1,17 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DownlinkPacer } from './downlink-pacer.ts';
 import { PacerClock, type Ticking } from './pacer-clock.ts';
+
+// Simulated time: the clock's timers and performance.now are fake, and jump to the next timer
+// whenever a test waits (whenIdle), so every instant below is exact.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+  vi.setTimerTickMode('nextTimerAsync');
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+const passTime = (ms: number) => vi.advanceTimersByTimeAsync(ms);
 
 describe('PacerClock', () => {
   const clocks: PacerClock[] = [];
@@ -30,7 +41,7 @@ describe('PacerClock', () => {
     const member: Ticking = { tick: (now) => seen.push({ now, at: performance.now() }) };
     clock.add(member);
     const origin = (clock as unknown as { origin: number }).origin;
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await passTime(60);
     clock.remove(member);
     expect(seen.length).toBeGreaterThan(3);
     for (const { now, at } of seen) {
@@ -48,7 +59,7 @@ describe('DownlinkPacer on the grid', () => {
     const sent: number[] = [];
     const late: number[] = [];
     const pacer = new DownlinkPacer({ sampleRate: 16000, leadMs: 60, clock, send: () => sent.push(performance.now()), onLate: (ms) => late.push(ms) });
-    pacer.enqueue(new Int16Array(16000 * 0.2)); // 10 frames
+    pacer.push(new Int16Array(16000 * 0.2)); // 10 frames
     // nextAt is aligned to the grid at or after now, so 3 frames (deadlines −60, −40, −20) go at once.
     expect(sent.length).toBe(3);
     await pacer.whenIdle();
@@ -58,7 +69,7 @@ describe('DownlinkPacer on the grid', () => {
     for (const ms of late) expect(ms).toBeGreaterThanOrEqual(-0.25);
     // The run (and the clock) ends once the audio handed over has played out: the lead later.
     expect(clock.running).toBe(true);
-    await new Promise((r) => setTimeout(r, 120));
+    await passTime(120);
     expect(clock.running).toBe(false);
     // The run started on the grid (the clock's origin, as it was idle): frame k is due at
     // origin + 20·(k − 3) and the clock never sends it before that.
@@ -71,10 +82,10 @@ describe('DownlinkPacer on the grid', () => {
     const sent: number[] = [];
     const pacer = new DownlinkPacer({ sampleRate: 16000, leadMs: 200, clock, send: () => sent.push(performance.now()) });
     const t0 = performance.now();
-    // Four 100 ms slices a moment apart, as a sentence is resampled or a TTS streams.
+    // Four 100 ms slices handed over one by one (no time passes meanwhile), as a TTS streams.
     for (let i = 0; i < 4; i += 1) {
-      pacer.enqueue(new Int16Array(1600));
-      await new Promise((r) => setImmediate(r));
+      pacer.push(new Int16Array(1600));
+      await Promise.resolve();
     }
     // Only the 200 ms lead left at once; the other ten frames follow at real-time pace.
     expect(sent.length).toBe(10);
@@ -83,7 +94,7 @@ describe('DownlinkPacer on the grid', () => {
     expect(sent.length).toBe(20);
     // Frame 19 is due 19 · 20 ms after the run began, less the lead.
     expect(sent[19]! - t0).toBeGreaterThanOrEqual(175);
-    await new Promise((r) => setTimeout(r, 250));
+    await passTime(250);
     expect(clock.running).toBe(false);
     expect(pacer.aheadMs(performance.now())).toBe(0);
   });

@@ -2,7 +2,7 @@ import type { ClientFrameOf } from './protocol/client.ts';
 import type { ServerFrame } from './protocol/server.ts';
 import type { ConversationHistory } from './history.ts';
 import { newTurnId } from './ids.ts';
-import type { TurnOptions } from './turn-runner.ts';
+import type { TurnOptions } from './turn-contract.ts';
 
 export interface ContextInjectionHost {
   readonly history: ConversationHistory;

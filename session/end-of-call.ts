@@ -25,10 +25,6 @@ export class EndOfCall {
     private readonly signOff: string,
   ) {}
 
-  get pending(): boolean {
-    return this.graceTimer !== undefined;
-  }
-
   get wrappingUp(): boolean {
     return this.wrapping;
   }

@@ -5,7 +5,8 @@ import type { SessionSettings } from './settings.ts';
 import type { NarrationTurn } from './tools/interactions/narration-queue.ts';
 import type { ToolDesk } from './tools/tool-desk.ts';
 import { newTurnId } from './ids.ts';
-import { TurnRunner, type TurnContext, type TurnOptions, type TurnRecord, type TurnStatus } from './turn-runner.ts';
+import type { TurnContext, TurnOptions, TurnRecord, TurnStatus } from './turn-contract.ts';
+import { TurnRunner } from './turn-runner.ts';
 import type { SpeechOutput } from './voice/speech-output.ts';
 import type { SessionObserver } from './observer.ts';
 import { TurnObservation } from './turn-observation.ts';
@@ -19,6 +20,7 @@ export interface FloorParts {
   /** Every reply plans with the desk's tools and hands it each round's calls. */
   desk: ToolDesk;
   log: TurnContext['log'];
+  meter: TurnContext['meter'];
   observer: SessionObserver;
   /** A reply the floor stopped has finished: its record serves a later playback report. */
   stopped(record: TurnRecord, bargeSeq: number): void;
@@ -48,6 +50,7 @@ export class Floor {
       toolChoice: (round, afterUserTurn) => desk.toolChoice(round, afterUserTurn),
       runTools: (calls, signal) => desk.runRound(calls, signal),
       claimCallId: (modelId) => desk.calls.claimId(modelId),
+      meter: parts.meter,
       observe: () => new TurnObservation(parts.observer.openTurn()),
       log: parts.log,
     };

@@ -23,7 +23,6 @@ export interface RoutedParts {
   /** A typed user turn takes the floor (the session owns user turns). */
   userText(text: string): void;
   reset(): void;
-  ambience(active: boolean): void;
 }
 
 /** Each client frame (start aside, which is the connection's) to the part that owns it. */
@@ -54,7 +53,8 @@ export function routeFrame(parts: RoutedParts, frame: SessionFrame): void {
       // The client stopped the reply; not a user turn (an unheard interaction ask is requeued).
       return floor.stop();
     case 'ambience':
-      return parts.ambience(frame.active);
+      // SPEC: the client's own ambience bed; the server's audio does not change.
+      return;
     case 'client_event':
       // Text sessions play nothing, so a playback report has nothing to truncate there.
       parts.voice?.playbackStopped(frame, floor.bargeSeq);

@@ -8,6 +8,9 @@ import type { TextToSpeech } from './providers/tts.ts';
 import type { VoiceCatalog } from './providers/voices.ts';
 import type { ToolDeskOptions } from './tools/tool-desk.ts';
 import type { Transport } from './transport.ts';
+import type { Prices, UsageSink } from './usage/usage-meter.ts';
+import type { DeadlineSettings } from './closing/session-deadlines.ts';
+import type { CreditSettings } from './usage/credit-watch.ts';
 import type { SessionObserver } from './observer.ts';
 import type { BargeInPolicy } from './voice/barge-in.ts';
 
@@ -34,6 +37,12 @@ export interface SessionDeps {
   observer?: SessionObserver;
   /** The pipeline's own formats when the transport is not the wire format (WebRTC: 48 kHz PCM16 both ways). */
   media?: { inputRate: number; outputRate: number; encoding: OutputEncoding };
+  /** Where each turn's usage goes (the ledger) and how it is priced; without it usage is only on `done`. */
+  usage?: { sink: UsageSink; prices: Prices };
+  /** CLOSING_NOTICE_S (ms) and the closes the session plans itself; default: a 60 s notice, no idle close, no cap. */
+  closing?: DeadlineSettings & { noticeMs: number };
+  /** The account has a credit balance: warn when it runs low, close when it runs out. */
+  credit?: CreditSettings;
   /** Called after every reply ends (its done sent): the moment to write the conversation through. */
   onTurnEnd?(): void;
 }

@@ -9,10 +9,14 @@ import { LiveSettings } from './live-settings.ts';
 import { routeFrame, type RoutedParts } from './frame-router.ts';
 import type { SessionDeps, SessionFrame, SessionLog } from './session-deps.ts';
 import type { SessionSettings } from './settings.ts';
+import type { ClosingSchedule } from './closing/closing-schedule.ts';
 import { applySnapshot, captureSnapshot, type ResumableParts } from './resume/resumable.ts';
 import type { SessionSnapshot } from './resume/snapshot.ts';
 import { ToolDesk } from './tools/tool-desk.ts';
-import type { TurnRecord, TurnRunner } from './turn-runner.ts';
+import type { TurnRecord } from './turn-contract.ts';
+import type { TurnRunner } from './turn-runner.ts';
+import { meteredModel, meteredSpeechToText } from './usage/metered-providers.ts';
+import { SessionAccounting } from './usage/session-accounting.ts';
 import type { SpeechOutput } from './voice/speech-output.ts';
 import type { VoiceController, VoiceHost } from './voice/voice-controller.ts';
 import { openVoiceSide } from './voice/voice-side.ts';
@@ -32,6 +36,9 @@ export class Session implements VoiceHost {
   readonly history: ConversationHistory;
   readonly log: SessionLog;
   readonly desk: ToolDesk;
+  private readonly accounting: SessionAccounting;
+  /** When the conversation first started (epoch ms), kept across resumes. */
+  private openedAt = Date.now();
   private readonly floor: Floor;
   private readonly speech: SpeechOutput | undefined;
   private readonly voice: VoiceController | undefined;
@@ -39,7 +46,6 @@ export class Session implements VoiceHost {
   private readonly injection: ContextInjection;
   private readonly routed: RoutedParts;
   private readonly observer: SessionObserver;
-  private ambienceActive = false;
   private greeted = false;
   private closed = false;
   /** Between a drop and the snapshot: no new reply may start. */
@@ -54,11 +60,19 @@ export class Session implements VoiceHost {
     this.log = deps.log;
     this.observer = deps.observer ?? NO_OBSERVER;
     const send = (frame: ServerFrame): void => this.send(frame);
+    this.accounting = new SessionAccounting(deps, settings.audio?.sr, {
+      send,
+      synthesizedChars: () => this.speech?.synthesizedChars ?? 0,
+      wrapUp: () => this.ending.wrapUp(),
+      wrappingUp: () => this.ending.wrappingUp,
+    });
+    const meter = this.accounting.meter;
     this.desk = new ToolDesk(
       {
         settings,
         history: this.history,
-        llm: deps.llm,
+        // The desk's only model calls are think_deeply's, metered apart.
+        llm: meteredModel(deps.llm, meter, 'think'),
         search: deps.search,
         send,
         floorFree: () => !this.replying && !this.voice?.input.speaking && !this.ending.wrappingUp && !this.closed && !this.detaching,
@@ -72,7 +86,8 @@ export class Session implements VoiceHost {
       },
       deps.tools,
     );
-    const voiceSide = openVoiceSide(this, settings, deps, () => !this.closed);
+    const metered = deps.voice ? { ...deps, voice: { ...deps.voice, stt: meteredSpeechToText(deps.voice.stt, meter) } } : deps;
+    const voiceSide = openVoiceSide(this, settings, metered, () => !this.closed);
     this.speech = voiceSide?.speech;
     this.voice = voiceSide?.voice;
     this.floor = new Floor({
@@ -83,6 +98,7 @@ export class Session implements VoiceHost {
       speech: this.speech,
       desk: this.desk,
       log: deps.log,
+      meter,
       observer: this.observer,
       stopped: (record, seq) => this.voice?.noteInterrupted(record, seq),
       finished: (record) => this.afterTurn(record),
@@ -96,7 +112,7 @@ export class Session implements VoiceHost {
       history: this.history,
       replying: () => this.replying,
       send,
-      userSpoke: () => this.ending.userSpoke(),
+      userSpoke: () => this.userSpoke(),
       userTookFloor: () => this.desk.interactions.userTookFloor(),
       startReply: (options) => this.floor.start(options),
     });
@@ -109,7 +125,6 @@ export class Session implements VoiceHost {
         void this.userTurn(text, newTurnId(), 'text', observation);
       },
       reset: () => this.onReset(),
-      ambience: (active) => (this.ambienceActive = active),
     };
   }
 
@@ -117,8 +132,9 @@ export class Session implements VoiceHost {
     return this.floor.replying;
   }
 
-  get ambience(): boolean {
-    return this.ambienceActive;
+  /** Every close the server plans, announced ahead (session_closing_soon). */
+  get closing(): ClosingSchedule {
+    return this.accounting.closing;
   }
 
   /** Sends ready and speaks the greeting. */
@@ -136,6 +152,7 @@ export class Session implements VoiceHost {
     });
     if (!this.greeted) this.greet();
     this.announceDeferredJobs();
+    this.accounting.begin(this.openedAt);
   }
 
   /** Routes a client frame to the part that owns it (frame-router.ts). */
@@ -150,13 +167,16 @@ export class Session implements VoiceHost {
     if (this.settings.modality === 'text') {
       return this.error('modality_mismatch', 'binary audio is not accepted in a text session');
     }
-    this.voice?.input.pushBytes(pcm);
+    if (!this.voice) return;
+    this.accounting.uplinkBytes(pcm.byteLength);
+    this.voice.input.pushBytes(pcm);
   }
 
   /** Decoded uplink PCM at the pipeline's input rate (WebRTC). */
   handlePcm(samples: Int16Array): void {
-    if (this.closed) return;
-    this.voice?.input.pushSamples(samples);
+    if (this.closed || !this.voice) return;
+    this.accounting.uplinkSamples(samples.length);
+    this.voice.input.pushSamples(samples);
   }
 
   /**
@@ -164,7 +184,7 @@ export class Session implements VoiceHost {
    * stages timed before the reply (end of turn, transcription, input_text).
    */
   userTurn(text: string, turnId: string, inputSource: 'voice' | 'text' = 'voice', observation?: TurnObservation): TurnRunner | undefined {
-    this.ending.userSpoke();
+    this.userSpoke();
     // A clear yes or no while a permission is held answers it instead of starting a turn.
     if (this.desk.permissions.waiting && this.desk.permissions.answer(text)) {
       this.send({ type: 'asr', text, input_source: inputSource });
@@ -184,8 +204,14 @@ export class Session implements VoiceHost {
     return new TurnObservation(this.observer.openTurn());
   }
 
+  /** Real user input (speech, typed or injected text): cancels a pending end of call, restarts the idle wait. */
   userSpoke(): void {
     this.ending.userSpoke();
+    this.accounting.userActive();
+  }
+
+  playbackHeard(turnId: string, heardMs: number): void {
+    this.accounting.meter.heard(turnId, heardMs);
   }
 
   /** Sound during the reply: its audio pauses until the sound is judged (voice/barge-in.ts). */
@@ -213,6 +239,7 @@ export class Session implements VoiceHost {
   restore(snapshot: SessionSnapshot): void {
     applySnapshot(this.resumable(), snapshot, this.deps.tools.defaultTimeoutMs);
     this.greeted = snapshot.greeted;
+    if (snapshot.openedAt !== undefined) this.openedAt = snapshot.openedAt;
   }
 
   /** Deferred jobs that survived a resume: the host re-associates them. */
@@ -239,12 +266,12 @@ export class Session implements VoiceHost {
 
   /** What a resume needs, as plain data, taken without stopping anything. */
   snapshot(): SessionSnapshot {
-    return captureSnapshot(this.resumable(), this.greeted);
+    return { ...captureSnapshot(this.resumable(), this.greeted), openedAt: this.openedAt };
   }
 
   /** The same without copies, to be serialized at once (write-through at every turn end). */
   view(): SessionSnapshot {
-    return captureSnapshot(this.resumable(), this.greeted, false);
+    return { ...captureSnapshot(this.resumable(), this.greeted, false), openedAt: this.openedAt };
   }
 
   /** The transport is gone; stop work in flight. */
@@ -252,6 +279,7 @@ export class Session implements VoiceHost {
     if (this.closed) return;
     this.floor.halt();
     this.closed = true;
+    this.accounting.close();
     this.desk.close();
     this.ending.close();
     this.voice?.close();
@@ -290,6 +318,7 @@ export class Session implements VoiceHost {
 
   private afterTurn(record: TurnRecord): void {
     if (this.closed || this.detaching) return;
+    this.accounting.turnEnded();
     this.deps.onTurnEnd?.();
     if (record.farewell !== undefined) return this.ending.agentEnded(record.farewell);
     if (this.ending.wrappingUp) return;

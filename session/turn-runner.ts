@@ -1,52 +1,16 @@
 import { nestsTooDeep } from './protocol/bounded-json.ts';
 import { errorFrame, type SessionErrorCode } from './protocol/errors.ts';
 import type { ServerFrame } from './protocol/server.ts';
-import type { ConversationHistory, HistorySlot } from './history.ts';
-import type { LanguageModel, ModelTool, ModelToolChoice, ToolCallRequest } from './providers/llm.ts';
+import type { HistorySlot } from './history.ts';
+import type { ToolCallRequest } from './providers/llm.ts';
 import { clientDetail } from './providers/provider-error.ts';
 import { FLOOR_YIELD } from './tools/tool-calls.ts';
 import { pairToolMessages } from './tools/tool-messages.ts';
 import type { ToolRoundResult } from './tools/types.ts';
-import type { TurnMetrics } from './protocol/turn-metrics.ts';
 import type { TurnObservation } from './turn-observation.ts';
-import type { SessionSettings } from './settings.ts';
-import type { SpeechOutput, SpeechTurn } from './voice/speech-output.ts';
-
-export type TurnStatus = 'completed' | 'interrupted' | 'canceled' | 'error';
-
-export interface TurnContext {
-  send(frame: ServerFrame): void;
-  llm: LanguageModel;
-  history: ConversationHistory;
-  settings: SessionSettings;
-  /** Present in voice sessions: the reply is spoken as well as written. */
-  speech: SpeechOutput | undefined;
-  /** Current interruption sequence, stamped on utterances. */
-  bargeSeq(): number;
-  tools(): ModelTool[];
-  toolChoice(round: number, afterUserTurn: boolean): ModelToolChoice;
-  runTools(calls: ToolCallRequest[], signal: AbortSignal): Promise<ToolRoundResult>;
-  /** A session-unique id for a call the model just made (models may reuse ids across replies). */
-  claimCallId(modelId: string): string;
-  /** A fresh observation for a turn that did not bring its own. */
-  observe(): TurnObservation;
-  log: { warn(obj: object, msg: string): void };
-}
-
-export interface TurnOptions {
-  turnId: string;
-  /** Spoken verbatim instead of asking the model (greeting, sign-off). */
-  fixedText?: string;
-  welcome?: boolean;
-  /** One-off system note for this reply only (trigger_reply instructions). */
-  extraInstructions?: string;
-  /** The reply answers a user turn: forced tool choices apply to its first round. */
-  afterUserTurn?: boolean;
-  /** Called just before `done`, so frames that belong to the turn land inside it. */
-  beforeDone?(status: TurnStatus, delivered: string): void;
-  /** The turn's waterfall, begun where its first stage began (end of turn, input_text); a fresh one when absent. */
-  observation?: TurnObservation;
-}
+import { ModelTokens } from './usage/model-tokens.ts';
+import type { SpeechTurn } from './voice/speech-output.ts';
+import type { TurnContext, TurnOptions, TurnRecord, TurnStatus } from './turn-contract.ts';
 
 /**
  * The reason a finished turn aborts its signal with: made once, since abort() without a reason
@@ -56,19 +20,6 @@ const TURN_OVER = Object.freeze(new Error('the turn is over'));
 
 /** Planning rounds per reply; a model that keeps calling tools past this is cut off. */
 const MAX_TOOL_ROUNDS = 8;
-
-/** What a finished turn leaves behind for a later playback correction. */
-export interface TurnRecord {
-  turnId: string;
-  status: TurnStatus;
-  speech: SpeechTurn | undefined;
-  /** The history entry holding this reply's text, to truncate to what was heard. */
-  historySlot: HistorySlot | undefined;
-  /** The agent ended the call with this farewell. */
-  farewell: string | undefined;
-  /** The stages this turn had (also sent as done.metrics). */
-  metrics: TurnMetrics;
-}
 
 /**
  * One assistant reply from `turn` to `done`. Every frame of the reply is sent from here, so the
@@ -92,6 +43,8 @@ export class TurnRunner {
   private uttered = false;
   private finished = false;
   private speech: SpeechTurn | undefined;
+  /** The model request in flight: its tokens belong to this turn even when it is cut short. */
+  private tokens: ModelTokens | undefined;
   private readonly observation: TurnObservation;
   private resolveDone!: (record: TurnRecord) => void;
   readonly done: Promise<TurnRecord> = new Promise((resolve) => (this.resolveDone = resolve));
@@ -199,21 +152,26 @@ export class TurnRunner {
   private async streamFromModel(): Promise<void> {
     for (let round = 0; round < MAX_TOOL_ROUNDS; round += 1) {
       const calls: ToolCallRequest[] = [];
+      const messages = pairToolMessages(this.ctx.history.forModel(this.options.extraInstructions));
+      const tokens = (this.tokens = new ModelTokens(messages));
       this.observation.mark('llmRequest');
-      const stream = this.ctx.llm.stream({
-        messages: pairToolMessages(this.ctx.history.forModel(this.options.extraInstructions)),
-        tools: this.ctx.tools(),
-        toolChoice: this.ctx.toolChoice(round, this.options.afterUserTurn === true),
-        temperature: this.ctx.settings.temperature,
-        signal: this.abort.signal,
-      });
-      for await (const event of stream) {
-        if (this.finished) return;
-        if (event.type !== 'finish') this.observation.mark('llmFirstToken');
-        if (event.type === 'text') this.emitText(event.delta);
-        // A call nested past the JSON bound could not be copied into the resume stash: dropped.
-        else if (event.type === 'tool_call' && nestsTooDeep(event.call.args)) this.ctx.log.warn({ turn_id: this.turnId, tool: event.call.name }, 'dropped a tool call nested too deeply');
-        else if (event.type === 'tool_call') calls.push({ ...event.call, id: this.ctx.claimCallId(event.call.id) });
+      try {
+        const stream = this.ctx.llm.stream({ messages, tools: this.ctx.tools(), toolChoice: this.ctx.toolChoice(round, this.options.afterUserTurn === true), temperature: this.ctx.settings.temperature, signal: this.abort.signal });
+        for await (const event of stream) {
+          tokens.note(event);
+          if (this.finished) return;
+          if (event.type !== 'finish') this.observation.mark('llmFirstToken');
+          if (event.type === 'text') this.emitText(event.delta);
+          // A call nested past the JSON bound could not be copied into the resume stash: dropped.
+          else if (event.type === 'tool_call' && nestsTooDeep(event.call.args)) this.ctx.log.warn({ turn_id: this.turnId, tool: event.call.name }, 'dropped a tool call nested too deeply');
+          else if (event.type === 'tool_call') {
+            calls.push({ ...event.call, id: this.ctx.claimCallId(event.call.id) });
+            this.ctx.meter.toolCalls(1);
+          }
+        }
+      } finally {
+        // Metered however the request ended: an interrupted one was paid for up to where it stopped.
+        tokens.commit(this.ctx.meter, 'llm');
       }
       if (this.finished || calls.length === 0) return;
       this.ctx.history.fillAssistant(this.slot!, this.roundText, calls);
@@ -311,8 +269,9 @@ export class TurnRunner {
       this.ctx.send({ type: 'working', active: false });
     }
     this.options.beforeDone?.(status, delivered);
+    this.tokens?.commit(this.ctx.meter, 'llm');
     const metrics = this.observation.metrics();
-    this.ctx.send({ type: 'done', turn_id: this.turnId, status, metrics });
+    this.ctx.send({ type: 'done', turn_id: this.turnId, status, usage: this.ctx.meter.closeTurn(this.turnId, this.speech?.sentMs ?? 0), metrics });
     this.observation.end({ turnId: this.turnId, status, modality: this.ctx.settings.modality, metrics });
     this.resolveDone({ turnId: this.turnId, status, speech: this.speech, historySlot, farewell: status === 'completed' ? this.farewell : undefined, metrics });
   }

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { interactionTiming } from '../session/tools/interactions/timing.ts';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './config.ts';
 
@@ -28,6 +29,28 @@ describe('loadConfig', () => {
     expect(config.RESUME_TTL_S).toBe(150);
     expect(config.TRUST_PROXY).toBe(false);
     expect(config.DEV_ROUTES).toBe('off');
+  });
+
+  it('usage: prices default to one unit a session second, notices and warnings on, every limit off', () => {
+    const config = loadConfig({});
+    expect(config.PRICES).toEqual({ session_s: 1 });
+    expect(config.CLOSING_NOTICE_S).toBe(60);
+    expect(config.LOW_CREDIT_WARNING_S).toBe(300);
+    expect(config.LLM_STREAM_USAGE).toBe(true);
+    for (const name of ['MAX_SESSION_S', 'IDLE_TIMEOUT_S', 'MAX_SESSIONS_PER_ACCOUNT', 'SESSION_STARTS_PER_MINUTE', 'KEY_EXCHANGES_PER_MINUTE', 'INPUT_TEXT_PER_SECOND'] as const) {
+      expect(config[name]).toBeUndefined();
+      expect(loadConfig({ [name]: '7' })[name]).toBe(7);
+      expect(rejection({ [name]: '0' }).message).toContain(name);
+    }
+  });
+
+  it('PRICES: a JSON object of known meters to non-negative numbers, or a message naming it', () => {
+    expect(loadConfig({ PRICES: '{"session_s":0.5,"llm_output_tokens":0.002}' }).PRICES).toEqual({ session_s: 0.5, llm_output_tokens: 0.002 });
+    expect(loadConfig({ PRICES: '{}' }).PRICES).toEqual({});
+    expect(rejection({ PRICES: 'session_s=1' }).message).toMatch(/PRICES: must be a JSON object/);
+    expect(rejection({ PRICES: '{"minutes":1}' }).message).toMatch(/PRICES.*meters/);
+    expect(rejection({ PRICES: '{"session_s":-1}' }).message).toContain('PRICES');
+    expect(rejection({ PRICES: '[1]' }).message).toContain('PRICES');
   });
 
   it('WEBRTC_MEDIA_WORKERS: one per core beyond the first (1 to 4) by default, 0 allowed, negatives refused', () => {
@@ -168,5 +191,30 @@ describe('npm start with a bad configuration', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+/** INTERACTION_QUEUE_DEADLINE_S (default 10, fractions allowed) and INTERACTION_QUEUE_DEADLINE_ROUNDS (default 3). */
+describe('interaction queue settings', () => {
+  it('defaults: a 10 s watchdog, 3 rounds', () => {
+    const config = loadConfig({});
+    expect(config.INTERACTION_QUEUE_DEADLINE_S).toBe(10);
+    expect(config.INTERACTION_QUEUE_DEADLINE_ROUNDS).toBe(3);
+    expect(interactionTiming(config)).toEqual({ deadlineMs: 10000, rounds: 3 });
+  });
+
+  it('fractional seconds are accepted (tests use 0.3)', () => {
+    const config = loadConfig({ INTERACTION_QUEUE_DEADLINE_S: '0.3', INTERACTION_QUEUE_DEADLINE_ROUNDS: '5' });
+    expect(interactionTiming(config)).toEqual({ deadlineMs: 300, rounds: 5 });
+  });
+
+  it.each([
+    ['INTERACTION_QUEUE_DEADLINE_S', '0'],
+    ['INTERACTION_QUEUE_DEADLINE_S', 'soon'],
+    ['INTERACTION_QUEUE_DEADLINE_ROUNDS', '0'],
+    ['INTERACTION_QUEUE_DEADLINE_ROUNDS', '1.5'],
+  ])('%s=%s stops the start with a message naming it', (key, value) => {
+    expect(() => loadConfig({ [key]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [key]: value })).toThrow(key);
   });
 });

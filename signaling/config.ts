@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { METERS, type Meter } from '../session/protocol/usage.ts';
 import { DEFAULT_BARGE_IN } from '../session/voice/barge-in.ts';
 
 /**
@@ -11,6 +12,23 @@ const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 const flag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
 const optionalUrl = z.url().optional();
+/** A per-account limit: unset means none (the default: a deployment that sets none behaves as before). */
+const optionalLimit = z.coerce.number().int().positive().optional();
+
+/** PRICES: a JSON object from meter to units per meter unit, e.g. {"session_s":1,"llm_output_tokens":0.002}. */
+const Prices = z
+  .string()
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object, e.g. {"session_s":1}' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.record(z.string(), z.number().min(0).max(1e9)))
+  .refine((prices) => Object.keys(prices).every((key) => (METERS as readonly string[]).includes(key)), `keys must be meters: ${METERS.join(', ')}`)
+  .transform((prices) => prices as Partial<Record<Meter, number>>);
 /** A comma-separated list of lower-case words or phrases, duplicates dropped. */
 const wordList = (defaults: readonly string[]) =>
   z
@@ -169,6 +187,26 @@ export const ConfigSchema = z.object({
 
   TRUST_PROXY: flag.default(false),
 
+  /**
+   * Usage, credit and limits. PRICES turn usage into units, taken off an account's credit when it
+   * has a balance (accounts without one are unlimited). Notices: session_closing_soon goes
+   * CLOSING_NOTICE_S ahead of every close the server plans; low_credit_warning when the credit
+   * would last less than LOW_CREDIT_WARNING_S at the session's current rate.
+   */
+  PRICES: Prices.default({ session_s: 1 }),
+  LOW_CREDIT_WARNING_S: z.coerce.number().int().min(0).max(86_400).default(300),
+  CLOSING_NOTICE_S: z.coerce.number().int().min(0).max(3600).default(60),
+  /** A conversation's longest life, resumes included; unset: no cap. */
+  MAX_SESSION_S: optionalLimit,
+  /** No user input and no reply ending for this long: the assistant wraps up (sign-off, close 1000 idle); unset: never. */
+  IDLE_TIMEOUT_S: optionalLimit,
+  /** Per-account limits (defaults; `npm run keys -- limits` overrides them per account). */
+  MAX_SESSIONS_PER_ACCOUNT: optionalLimit,
+  SESSION_STARTS_PER_MINUTE: optionalLimit,
+  KEY_EXCHANGES_PER_MINUTE: optionalLimit,
+  INPUT_TEXT_PER_SECOND: optionalLimit,
+  /** Ask OpenAI-compatible models for their token usage (stream_options.include_usage); 0 for servers that refuse it. */
+  LLM_STREAM_USAGE: flag.default(true),
   /** /metrics: when set, readers send it as Authorization: Bearer; unset, only loopback clients may read. */
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Bound of each /readyz dependency check (a store ping, a provider connect). */

@@ -12,6 +12,7 @@ import type { Stores } from './stores/stores.ts';
 import type { Observability } from './observability/observability.ts';
 import type { ServerToolSet } from '../session/tools/server-tool.ts';
 import type { FailedAttempts } from './failed-attempts.ts';
+import type { ServerUsage } from './usage/server-usage.ts';
 
 /** The voice pipeline's providers, or why voice sessions cannot run here. */
 export type VoiceProviders =
@@ -34,6 +35,8 @@ export interface ServerContext {
   serverTools: ServerToolSet;
   /** Failed key checks and resume attempts per client address. */
   attempts: FailedAttempts;
+  /** The usage ledger, credit and per-account limits. */
+  usage: ServerUsage;
   /** True once SIGTERM (or stop()) began draining: no new sessions. */
   draining: boolean;
   /** Metrics, traces and readiness checks. */

@@ -68,10 +68,7 @@ describe('SIGTERM drain (child process)', () => {
 
     expect(await attempt(wsUrl, server.key)).not.toBe('accepted');
 
-    const exit = await Promise.race([
-      server.exited,
-      new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 15_000)),
-    ]);
+    const exit = await within(15_000, server.exited);
     expect(exit).toEqual({ code: 0, signal: null });
     expect(server.stderr()).not.toMatch(/failed|error/i);
   }, 60_000);
@@ -102,10 +99,7 @@ describe('SIGTERM drain (child process)', () => {
     const ready = await fetch(`http://127.0.0.1:${server.port}/readyz`);
     expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready', checks: {} }]);
     server.process.kill('SIGTERM');
-    const exit = await Promise.race([
-      server.exited,
-      new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 15_000)),
-    ]);
+    const exit = await within(15_000, server.exited);
     expect(exit).toEqual({ code: 0, signal: null });
     await expect(fetch(`http://127.0.0.1:${server.port}/healthz`)).rejects.toThrow();
   }, 60_000);
@@ -161,3 +155,10 @@ describe('stop() drain (in process)', () => {
     client.assertProtocol();
   }, 60_000);
 });
+
+/** The promise's value, or 'timeout' after `ms`. */
+function within<T>(ms: number, promise: Promise<T>): Promise<T | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(resolve, ms, 'timeout')));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,23 +1,24 @@
 import type { ServerContext } from './context.ts';
+import { announceRestart, restartNoticeMs } from './usage/restart-notice.ts';
 
 /**
  * SIGTERM (or stop()): readiness turns false at once (`draining`: /readyz and /healthz answer
- * 503, new sessions get server_restarting), every live conversation is stashed and then closed
+ * 503, new sessions get server_restarting), every live session hears session_closing_soon
+ * (reason restart) as far ahead as DRAIN_TIMEOUT_MS allows, then every live conversation is stashed and then closed
  * resumable with server_restarting (1012), and the drain waits for the closes and the stash
  * writes, bounded by DRAIN_TIMEOUT_MS. Behind a load balancer the clients reconnect and resume on
  * another process.
  */
 export async function drainSessions(context: ServerContext, closingSockets: () => number): Promise<void> {
   context.draining = true;
-  const live = context.sessions.all();
-  context.log.info({ sessions: live.length }, 'draining');
-  // The one place a restart closes every live session: a warning ahead of it
-  // (session_closing_soon, reason restart) belongs here, before the sessions are stashed and closed.
-  for (const session of live) session.shutdown('server_restarting');
+  context.log.info({ sessions: context.sessions.size }, 'draining');
+  const noticeMs = restartNoticeMs(context.config);
+  await announceRestart(context.sessions, noticeMs);
+  for (const session of context.sessions.all()) session.shutdown('server_restarting');
   // Wait for the close handshakes too: terminating a socket whose error frame and close frame
   // are still queued behind a backlog would cut it with 1006 and no reason.
   // A start under way when the drain began refuses itself (giving back what it took) when it ends.
-  await waitUntil(() => context.sessions.size === 0 && context.sessions.starting === 0 && closingSockets() === 0, context.config.DRAIN_TIMEOUT_MS);
+  await waitUntil(() => context.sessions.size === 0 && context.sessions.starting === 0 && closingSockets() === 0, context.config.DRAIN_TIMEOUT_MS - noticeMs);
   await context.sessions.writesSettled();
 }
 

@@ -14,7 +14,7 @@ export type { PartialOutcome, ServerTool, ServerToolContext } from '../session/t
 export type { ToolOutcome } from '../session/tools/types.ts';
 
 export { ModelError } from '../session/providers/llm.ts';
-export type { ChatMessage, ChatRole, LanguageModel, ModelEvent, ModelRequest, ModelTool, ModelToolChoice, ToolCallRequest } from '../session/providers/llm.ts';
+export type { ChatMessage, LanguageModel, ModelEvent, ModelRequest, ModelTool, ModelToolChoice, ToolCallRequest } from '../session/providers/llm.ts';
 export { LocalLanguageModel } from '../session/providers/local-llm.ts';
 export { OpenAiLanguageModel } from '../session/providers/openai-llm.ts';
 export type { OpenAiLanguageModelOptions } from '../session/providers/openai-llm.ts';

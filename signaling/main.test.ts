@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { eventually, say } from './testing/conversation.ts';
+import { say } from './testing/conversation.ts';
 import { spawnServerProcess } from './testing/server-process.ts';
 import { startSession } from './testing/ws-test-client.ts';
 
@@ -28,7 +28,7 @@ describe.skipIf(!canHide)('npm start without the offline recogniser', () => {
       env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEV_ROUTES: 'on' },
     });
     try {
-      await eventually(() => server.stdout().includes('voice is off'), 5000, 'the voice line');
+      await server.untilStdout(/voice is off/, 5000);
       const lines = server.stdout().trim().split('\n');
       expect(lines).toHaveLength(2);
       expect(lines[1]).toMatch(/^parley: voice is off, text works: .*apt-get install pocketsphinx pocketsphinx-en-us.*ASR_PROVIDER=openai/);

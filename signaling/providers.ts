@@ -14,6 +14,7 @@ export function createLanguageModel(config: Config, log: Logger): LanguageModel 
       timeoutMs: config.LLM_TIMEOUT_MS,
       idleTimeoutMs: config.LLM_IDLE_TIMEOUT_MS,
       connections: config.PROVIDER_CONNECTIONS,
+      streamUsage: config.LLM_STREAM_USAGE,
       onWarning: (message) => log.warn({ provider: 'openai' }, message),
     });
   }

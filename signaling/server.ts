@@ -21,6 +21,7 @@ import { createObservability } from './observability/observability.ts';
 import { storeCheck } from './observability/readiness.ts';
 import { observeLanguageModel, observeSpeechToText, observeTextToSpeech, observeWebSearch } from './observability/provider-telemetry.ts';
 import { FailedAttempts } from './failed-attempts.ts';
+import { ServerUsage } from './usage/server-usage.ts';
 
 export interface ServerOverrides {
   llm?: LanguageModel;
@@ -86,6 +87,7 @@ export async function openServer(config: Config, overrides: ServerOverrides = {}
     search: search && observed ? observeWebSearch(observability, search) : search,
     serverTools: overrides.tools ?? new ServerToolSet(),
     attempts: new FailedAttempts(config, log, stores.rateLimiter('auth-fail', FailedAttempts.limiterOptions(config))),
+    usage: new ServerUsage(stores, config, log),
     draining: false,
     observability,
   };
@@ -126,6 +128,8 @@ export async function openServer(config: Config, overrides: ServerOverrides = {}
       // Sockets cut at the deadline stash their conversations too.
       await context.sessions.writesSettled();
       stopUpkeep();
+      // The turns metered up to the close reach the ledger before its database closes.
+      await context.usage.writer.flush();
       await stores.close();
       if (voice.ok) await Promise.all([voice.tts.close?.(), voice.stt.close?.()]);
       await observability.tracing.shutdown();

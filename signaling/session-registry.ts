@@ -9,6 +9,8 @@ export interface RegisteredSession {
   readonly resumeToken: string;
   /** Ends the connection: the conversation is stashed, then an error frame, then the close. */
   shutdown(code: 'server_restarting'): void;
+  /** The drain will close it in `inMs`: session_closing_soon (reason restart). */
+  warnRestart(inMs: number): void;
   /** Writes the conversation through to a shared stash now. */
   checkpoint(): void;
 }

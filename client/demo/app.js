@@ -2,6 +2,7 @@ import { RealtimeClient } from '/client.js';
 import { sampleTool, transcript } from './transcript.js';
 import { agentState, devicePicker, micMeter, micStatus, silentMic, voiceAvailability, voicePicker } from './voice-panel.js';
 import { turnLatency } from './latency.js';
+import { closingCountdown } from './closing.js';
 import { turnWaterfall } from './waterfall.js';
 
 /**
@@ -10,7 +11,7 @@ import { turnWaterfall } from './waterfall.js';
  * or a page event: `connected`, `disconnected`, `sent`, `mic`). Adding a panel is one more
  * function in FEATURES; none of them knows about the others.
  */
-const FEATURES = [transcript, sampleTool, agentState, micMeter, micStatus, silentMic, devicePicker, voicePicker, turnLatency, turnWaterfall, voiceAvailability];
+const FEATURES = [transcript, sampleTool, agentState, micMeter, micStatus, silentMic, devicePicker, voicePicker, turnLatency, turnWaterfall, voiceAvailability, closingCountdown];
 
 // The page keeps the resume state in sessionStorage (tab-scoped; it is a short-lived
 // credential), with its transcript, modality and transport so a reload rebuilds the same call.

@@ -30,8 +30,29 @@ const HARNESS = `(() => {
       }
     } catch { wire.push({ kind, text: String(data) }); }
   };
+  // Every WebSocket the page opens, so a test can wait for one to close.
+  window.__sockets = [];
+  const PageSocket = window.WebSocket;
+  window.WebSocket = class extends PageSocket {
+    constructor(...args) {
+      super(...args);
+      window.__sockets.push(this);
+    }
+  };
   const wsSend = WebSocket.prototype.send;
   WebSocket.prototype.send = function (data) { record('ws', this, data); return wsSend.call(this, data); };
+  // Frames the capture worklet produced (the audio clock of the page), whether sent or not.
+  window.__captured = 0;
+  if (window.AudioWorkletNode) {
+    const Base = window.AudioWorkletNode;
+    window.AudioWorkletNode = class extends Base {
+      constructor(...args) {
+        super(...args);
+        this.port.addEventListener('message', () => { window.__captured += 1; });
+        this.port.start();
+      }
+    };
+  }
   if (window.RTCDataChannel) {
     const dcSend = RTCDataChannel.prototype.send;
     RTCDataChannel.prototype.send = function (data) { record('dc:' + this.label, this, data); return dcSend.call(this, data); };
@@ -78,6 +99,8 @@ const HARNESS = `(() => {
     };
     tick();
   });
+  /** Milliseconds of assistant audio the client has received (its audio events). */
+  window.audioMs = (client) => client.log.filter((e) => e.type === 'audio').reduce((ms, e) => ms + (e.detail.n / e.detail.sr) * 1000, 0);
 })();`;
 
 export interface ClientPageOptions {
@@ -115,7 +138,35 @@ export async function loggedTypes(page: Page): Promise<string[]> {
   return page.evaluate(() => (window as unknown as { client: { log: Array<{ type: string }> } }).client.log.map((e) => e.type));
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Resolves once the page has sent more than `count` binary frames (with a peak above `peakAbove`, when given). */
+export async function waitBinary(page: Page, count: number, peakAbove = -1, timeoutMs = 8000): Promise<void> {
+  await page.waitForFunction(
+    (n: number, peak: number) => (window as unknown as { __wire: Array<{ binary?: number; peak?: number }> }).__wire.filter((w) => w.binary !== undefined && (w.peak ?? 0) > peak).length > n,
+    { timeout: timeoutMs },
+    count,
+    peakAbove,
+  );
+}
+
+/**
+ * Resolves once the capture worklet produced `frames` more frames: the page's audio clock. A
+ * check that nothing was sent meanwhile then covers that much captured audio.
+ */
+export async function waitCaptured(page: Page, frames: number, timeoutMs = 8000): Promise<void> {
+  const from = await page.evaluate(() => (window as unknown as { __captured: number }).__captured);
+  await page.waitForFunction((n: number) => (window as unknown as { __captured: number }).__captured >= n, { timeout: timeoutMs }, from + frames);
+}
+
+/** Resolves once every WebSocket the page opened is closed (readyState CLOSED). */
+export async function waitSocketsClosed(page: Page, timeoutMs = 8000): Promise<void> {
+  await page.waitForFunction(() => (window as unknown as { __sockets: WebSocket[] }).__sockets.every((s) => s.readyState === 3), { timeout: timeoutMs });
+}
+
+/** Resolves once the client received at least `ms` of assistant audio. */
+export async function waitReceivedAudio(page: Page, ms: number, timeoutMs = 8000): Promise<void> {
+  await page.waitForFunction((min: number) => (window as W).audioMs((window as W).client) >= min, { timeout: timeoutMs }, ms);
+}
+
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- page-side code reaches window.client */
 export type W = any;

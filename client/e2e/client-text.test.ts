@@ -5,7 +5,7 @@ import { startSession, WsTestClient } from '../../signaling/testing/ws-test-clie
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { chromiumAvailable, closeChromium, launchChromium } from './browser.ts';
-import { clearWire, events, makeClient, openClientPage, say, waitEvent, waitQuiet, wireFrames, type W } from './client-page.ts';
+import { clearWire, events, makeClient, openClientPage, say, waitEvent, waitQuiet, waitSocketsClosed, wireFrames, type W } from './client-page.ts';
 
 /**
  * The library's connection, events and every JSON sender, in headless Chromium against the real
@@ -66,10 +66,10 @@ describe.skipIf(!chromiumAvailable())('RealtimeClient in Chromium: connection, e
       c.addEventListener('text_delta', (e: W) => deltas.push(e.detail.delta));
       const idBefore = c.sessionId;
       const ready = await c.connect({ temperature: 0.3, noGreeting: true });
-      const done = new Promise((resolve) => c.addEventListener('utterance', (e: W) => resolve(e.detail.text), { once: true }));
+      const said = new Promise((resolve) => c.addEventListener('utterance', (e: W) => resolve(e.detail.text), { once: true }));
+      const done = new Promise((resolve) => c.addEventListener('done', resolve, { once: true }));
       const sent = c.sendText('what is 6 times 7');
-      const utterance = await done;
-      await new Promise((r) => setTimeout(r, 50));
+      const [utterance] = await Promise.all([said, done]);
       const out = {
         idBefore,
         id: c.sessionId,
@@ -114,12 +114,16 @@ describe.skipIf(!chromiumAvailable())('RealtimeClient in Chromium: connection, e
   it('connect() rejects with the error frame code; the error is dispatched; senders return false', async () => {
     const p = await open();
     await make(p, { apiKey: 'ck_bogus_0000000000000000' });
-    const result = await p.evaluate(async () => {
+    const refusal = await p.evaluate(async () => {
       const c = (window as W).client;
-      const err = await c.connect().then(() => null, (e: W) => ({ name: e.name, code: e.code, retryable: e.retryable, isError: e instanceof (window as W).P.RealtimeError }));
-      await new Promise((r) => setTimeout(r, 100));
-      return { err, sent: c.sendText('hi'), voice: c.setVoice('kal'), state: c.state };
+      return c.connect().then(() => null, (e: W) => ({ name: e.name, code: e.code, retryable: e.retryable, isError: e instanceof (window as W).P.RealtimeError }));
     });
+    // The server closes the socket after its error frame.
+    await waitSocketsClosed(p);
+    const result = { err: refusal, ...(await p.evaluate(() => {
+      const c = (window as W).client;
+      return { sent: c.sendText('hi'), voice: c.setVoice('kal'), state: c.state };
+    })) };
     expect(result.err).toEqual({ name: 'RealtimeError', code: 'unauthorized', retryable: false, isError: true });
     expect(await events(p, 'error')).toMatchObject([{ code: 'unauthorized', retryable: false }]);
     expect(result.sent).toBe(false);
@@ -200,10 +204,12 @@ describe.skipIf(!chromiumAvailable())('RealtimeClient in Chromium: connection, e
 
     // raw frames, ambience state, reset
     const before = (await events(p, 'turn')).length;
+    const doneBefore = (await events(p, 'done')).length;
     expect(await p.evaluate(() => (window as W).client.sendRawFrame({ type: 'trigger_reply' }))).toBe(true);
     await p.waitForFunction((n) => (window as W).client.log.filter((e: W) => e.type === 'turn').length > n, {}, before);
     expect(await p.evaluate(() => (window as W).client.sendAmbienceState(true))).toBe(true);
-    await new Promise((r) => setTimeout(r, 300));
+    // The triggered reply ends before the reset, so the reset starts from a quiet floor.
+    await p.waitForFunction((n) => (window as W).client.log.filter((e: W) => e.type === 'done').length > n, {}, doneBefore);
     expect(await p.evaluate(() => (window as W).client.reset())).toBe(true);
     expect(await say(p, 'what is my name')).toContain("haven't told me");
 

@@ -3,15 +3,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
 import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
 import { chromiumAvailable, closeChromium, launchChromium } from './browser.ts';
-import { clearWire, events, makeClient, openClientPage, waitEvent, wireBinary, wireFrames, type W } from './client-page.ts';
+import { clearWire, events, makeClient, openClientPage, waitReceivedAudio, waitBinary, waitCaptured, waitEvent, wireBinary, wireFrames, type W } from './client-page.ts';
 
 /**
  * Voice in headless Chromium against the real server (offline ASR and TTS): capture from
  * Chromium's fake microphone, the stall-and-retry path, caller-pushed audio, playback with
  * barge-in reports, a caller player, and the ambience bed.
  */
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(!chromiumAvailable())('RealtimeClient in Chromium: voice', { timeout: 40_000 }, () => {
   let server: TestServer;
@@ -54,23 +52,21 @@ describe.skipIf(!chromiumAvailable())('RealtimeClient in Chromium: voice', { tim
     expect(Date.now() - t0).toBeLessThan(2500);
     expect(await events(p, 'warming_up')).toEqual([{ attempt: 1, device_id: null }]);
     expect(await events(p, 'listening')).toHaveLength(1);
-    await sleep(400);
+    await waitBinary(p, 10);
     const frames = await wireBinary(p);
-    expect(frames.length).toBeGreaterThan(10);
     expect(new Set(frames.map((f) => f.bytes))).toEqual(new Set([640]));
     // Chromium's fake device beeps: some frames carry sound, most are silence (both are sent).
-    await sleep(1200);
-    expect((await wireBinary(p)).some((f) => f.peak > 1000)).toBe(true);
+    await waitBinary(p, 0, 1000);
 
     // setMicEnabled(false): nothing goes out; true: frames flow again
+    // Muted, the worklet keeps capturing (the page's audio clock runs on) but nothing is sent.
     await p.evaluate(() => (window as W).client.setMicEnabled(false));
-    await sleep(100);
+    await waitCaptured(p, 5);
     const muted = await binaryCount(p);
-    await sleep(300);
+    await waitCaptured(p, 15);
     expect(await binaryCount(p)).toBe(muted);
     await p.evaluate(() => (window as W).client.setMicEnabled(true));
-    await sleep(300);
-    expect(await binaryCount(p)).toBeGreaterThan(muted + 5);
+    await waitBinary(p, muted + 5);
 
     // devices: list, switch (capture restarts on it), devicechange
     const devices = await p.evaluate(() => (window as W).client.getInputDevices());
@@ -87,12 +83,23 @@ describe.skipIf(!chromiumAvailable())('RealtimeClient in Chromium: voice', { tim
     expect(changed.devices.length).toBe(devices.length);
     expect(typeof changed.active_device_id).toBe('string');
 
-    // stopMic: the stream stops
+    // stopMic: the stream stops. A capture of its own (not the client's) keeps the page's audio
+    // clock running, so "nothing more is sent" covers 300 ms of captured audio.
     await p.evaluate(() => (window as W).client.stopMic());
-    await sleep(100);
+    const witness = await p.evaluate(async () => {
+      const ctx = new AudioContext();
+      await ctx.audioWorklet.addModule(URL.createObjectURL(new Blob([`registerProcessor('witness', class extends AudioWorkletProcessor { process() { this.port.postMessage(0); return true; } });`], { type: 'text/javascript' })));
+      const node = new AudioWorkletNode(ctx, 'witness');
+      node.connect(ctx.destination);
+      (window as W).witness = ctx;
+      return ctx.state;
+    });
+    expect(witness).not.toBe('closed');
+    await waitCaptured(p, 5);
     const stopped = await binaryCount(p);
-    await sleep(300);
+    await waitCaptured(p, 110);
     expect(await binaryCount(p)).toBe(stopped);
+    await p.evaluate(() => (window as W).witness.close());
     // an unknown device is refused with mic_not_found, reported by `failed`
     const refused = await p.evaluate(() => (window as W).client.startMic({ deviceId: 'no-such-device' }).then(() => 'started', (e: W) => e.code));
     expect(refused).toBe('mic_not_found');
@@ -141,8 +148,7 @@ describe.skipIf(!chromiumAvailable())('RealtimeClient in Chromium: voice', { tim
     await p.evaluate(() => (window as W).client.connect());
     await p.evaluate(() => (window as W).client.startMic({ sdkAec: true }));
     expect(await events(p, 'warming_up')).toEqual([{ attempt: 1, device_id: devices[0] }]);
-    await sleep(300);
-    expect(await binaryCount(p)).toBeGreaterThan(5);
+    await waitBinary(p, 5);
     await p.evaluate(() => (window as W).client.stopMic());
 
     // A custom worklet registering the same processor name: a constant 0.25 signal.
@@ -154,9 +160,8 @@ describe.skipIf(!chromiumAvailable())('RealtimeClient in Chromium: voice', { tim
       const url = URL.createObjectURL(new Blob([src], { type: 'text/javascript' }));
       await (window as W).client.startMic({ workletUrl: url });
     });
-    await sleep(300);
+    await waitBinary(p, 5);
     const frames = await wireBinary(p);
-    expect(frames.length).toBeGreaterThan(5);
     expect(frames.slice(2).every((f) => Math.abs(f.peak - 8192) < 50)).toBe(true);
 
     // text sessions have no microphone
@@ -213,26 +218,35 @@ describe.skipIf(!chromiumAvailable())('RealtimeClient in Chromium: voice', { tim
     const ack = await p.evaluate(() => (window as W).client.injectContext(`say ${'one two three four five six seven eight nine ten. '.repeat(4)}`));
     expect(ack.reply_started).toBe(true);
     await waitEvent(p, 'audio');
-    await sleep(1200);
+    // A good part of the reply is out before the barge, so the correction has something to cut.
+    await waitReceivedAudio(p, 1200);
     const heard = await events(p, 'audio');
     expect(heard[0]).toMatchObject({ sr: 16000, isFloat32: true });
     expect(await p.evaluate(() => (window as W).client.responding)).toBe(true);
 
     const speech = concat(loadFixture('name.wav'), roomTone(900));
     const floats = Array.from(speech, (s) => s / 32768);
-    // Real-time pacing, 20 ms per frame; the first half through pushMicFrame, the rest through appendAudio.
-    await p.evaluate(async (samples: number[]) => {
-      const c = (window as W).client;
-      const all = Float32Array.from(samples);
-      const start = performance.now();
-      for (let i = 0, n = 0; i < all.length; i += 320, n += 1) {
-        const frame = all.slice(i, i + 320);
-        const sent = i < all.length / 2 ? c.pushMicFrame(frame) : c.appendAudio(frame);
-        if (!sent) throw new Error('frame not sent');
-        const wait = start + (n + 1) * 20 - performance.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      }
-    }, floats);
+    // A microphone of the caller's: one 20 ms frame per 20 ms (setInterval); the first half through
+    // pushMicFrame, the rest through appendAudio.
+    await p.evaluate(
+      (samples: number[]) =>
+        new Promise<void>((resolve, reject) => {
+          const c = (window as W).client;
+          const all = Float32Array.from(samples);
+          let i = 0;
+          const timer = setInterval(() => {
+            const frame = all.slice(i, i + 320);
+            const sent = i < all.length / 2 ? c.pushMicFrame(frame) : c.appendAudio(frame);
+            i += 320;
+            if (!sent) reject(new Error('frame not sent'));
+            if (!sent || i >= all.length) {
+              clearInterval(timer);
+              resolve();
+            }
+          }, 20);
+        }),
+      floats,
+    );
 
     const interrupted = await waitEvent(p, 'interrupted', { turn_id: ack.turn_id });
     expect(interrupted).toMatchObject({ clear: true, barge_seq: 1 });
@@ -301,7 +315,11 @@ describe.skipIf(!chromiumAvailable())('RealtimeClient in Chromium: voice', { tim
       await c.unlockAudio();
       await c.connect();
       await (window as W).waitEvent(c, 'audio', {}, 8000);
-      await new Promise((r) => setTimeout(r, 300));
+      // Some of the greeting has been received (and is playing) when the reset lands.
+      await new Promise<void>((resolve) => {
+        const check = () => ((window as W).audioMs(c) >= 300 ? resolve() : requestAnimationFrame(check));
+        check();
+      });
       const reset = c.reset();
       return { reset };
     });

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
 import { chromiumAvailable, closeChromium, launchChromium } from './browser.ts';
-import { events, makeClient, openClientPage, waitEvent, wireFrames, type W } from './client-page.ts';
+import { events, makeClient, openClientPage, waitEvent, waitSocketsClosed, wireFrames, type W } from './client-page.ts';
 
 /**
  * The experimental WebRTC transport. Against the real server it is skipped until the server's
@@ -13,8 +13,6 @@ import { events, makeClient, openClientPage, waitEvent, wireFrames, type W } fro
  * server in this process plus a second Chromium page as the answering peer, speaking SPEC's
  * frames (webrtc_ice, webrtc_offer, webrtc_answer, ready, JSON over the `control` channel, bye).
  */
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(!chromiumAvailable())('RealtimeClient in Chromium: WebRTC transport', { timeout: 30_000 }, () => {
   let server: TestServer;
@@ -63,7 +61,7 @@ describe.skipIf(!chromiumAvailable())('RealtimeClient in Chromium: WebRTC transp
     expect(await page.evaluate(() => (window as W).__wire.filter((w: W) => w.kind === 'dc:control').map((w: W) => w.json.type))).toContain('inject_context');
     // the signaling socket goes; the call does not
     await page.evaluate(() => (window as W).client._debugDropSocket());
-    await sleep(800);
+    await waitSocketsClosed(page);
     expect(await events(page, 'reconnecting')).toEqual([]);
     expect(await events(page, 'close')).toEqual([]);
     const reply = await page.evaluate(() => (window as W).client.injectContext('what is 2 plus 2'));
@@ -111,7 +109,7 @@ describe.skipIf(!chromiumAvailable())('RealtimeClient in Chromium: WebRTC transp
 
       // The signaling socket drops: the call lives on the peer connection.
       ws.close(4000);
-      await sleep(400);
+      await waitSocketsClosed(page);
       expect(await events(page, 'reconnecting')).toEqual([]);
       expect(await events(page, 'close')).toEqual([]);
       expect(await page.evaluate(() => (window as W).client.sendToolCancel('call_1'))).toBe(true);

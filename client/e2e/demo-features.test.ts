@@ -103,8 +103,13 @@ describe.skipIf(!chromiumAvailable())('demo page in Chromium (tools, reload, rec
     await waitStatus(p, 'connected · voice');
     expect(await p.evaluate(() => (window as W).parleyClient.transport)).toBe('ws');
     expect(await p.$eval('#talk', (el) => (el as HTMLButtonElement).hidden)).toBe(false);
+    await p.evaluate(() => {
+      (window as W).heardMs = 0;
+      (window as W).parleyClient.addEventListener('audio', (e: W) => ((window as W).heardMs += (e.detail.samples.length / e.detail.sr) * 1000));
+    });
     await p.waitForFunction(() => (window as W).parleyClient.responding === true, { timeout: 8000 });
-    await new Promise((r) => setTimeout(r, 1500)); // let a few words be heard
+    // Let a few words be heard: 1.5 s of the reply's audio has reached the player.
+    await p.waitForFunction(() => (window as W).heardMs >= 1500, { timeout: 8000 });
     await p.click('#stop');
     await p.waitForSelector('.msg.assistant.interrupted', { timeout: 5000 });
     // the corrected utterance: what was heard stays, the rest is shown as unheard

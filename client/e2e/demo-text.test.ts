@@ -82,7 +82,7 @@ describe.skipIf(!chromiumAvailable())('demo page in Chromium (text)', { timeout:
     // The server answers with an error frame, then closes the socket. Wait for both to land so we
     // check the status the user is left with, not a transient one.
     await p.waitForFunction(() => document.querySelector('.msg.system')?.textContent?.includes('unauthorized') === true);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await p.waitForFunction(() => document.querySelector('#status')?.textContent?.includes('could not connect') === true);
     const status = await p.$eval('#status', (el) => ({ text: el.textContent ?? '', cls: el.className }));
     expect(status.text).toContain('could not connect');
     expect(status.text).toContain('unauthorized');
@@ -122,8 +122,8 @@ describe.skipIf(!chromiumAvailable())('demo page in Chromium (text)', { timeout:
       await client.connect({ noGreeting: true });
       client.sendText('what is 6 times 7');
       const done = await replied;
-      await new Promise((r) => setTimeout(r, 200)); // let any trailing frames arrive
-      client.close();
+      // Anything the server sent before the close handshake arrives before it completes.
+      await client.closeAndWait();
       return { exported: Object.keys(mod), typed, frames, done };
     })()`;
     const result = (await p.evaluate(script)) as {

@@ -41,6 +41,18 @@ describe.skipIf(!chromiumAvailable())('WebRTC with headless Chromium', () => {
     const result = await page.evaluate(
       async (wsUrl: string, apiKey: string) => {
         const frames: { type: string; text?: string; via: string }[] = [];
+        // Waits re-check on every frame's arrival.
+        let wake = (): void => undefined;
+        const arrived = (done: () => boolean, timeoutMs: number) =>
+          new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, timeoutMs);
+            wake = () => {
+              if (!done()) return;
+              clearTimeout(timer);
+              resolve();
+            };
+            wake();
+          });
         const ws = new WebSocket(wsUrl);
         await new Promise((r) => (ws.onopen = r));
         const next = (type: string) =>
@@ -54,14 +66,20 @@ describe.skipIf(!chromiumAvailable())('WebRTC with headless Chromium', () => {
             };
             ws.addEventListener('message', listener);
           });
-        ws.addEventListener('message', (e) => frames.push({ ...JSON.parse(String(e.data)), via: 'socket' }));
+        ws.addEventListener('message', (e) => {
+          frames.push({ ...JSON.parse(String(e.data)), via: 'socket' });
+          wake();
+        });
         ws.send(JSON.stringify({ type: 'start', session_id: 'chromium-call', api_key: apiKey, mode: { kind: 'service', greeting: 'Hello from the server.' }, audio: { sr: 48000 }, transport: { kind: 'webrtc' } }));
         const ice = (await next('webrtc_ice')) as { ice_servers: RTCIceServer[] };
         const pc = new RTCPeerConnection({ iceServers: ice.ice_servers });
         const mic = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: false, autoGainControl: false } });
         for (const track of mic.getTracks()) pc.addTrack(track, mic);
         const control = pc.createDataChannel('control');
-        control.onmessage = (e) => frames.push({ ...JSON.parse(String(e.data)), via: 'control' });
+        control.onmessage = (e) => {
+          frames.push({ ...JSON.parse(String(e.data)), via: 'control' });
+          wake();
+        };
         const remote = new Promise<void>((r) => (pc.ontrack = () => r()));
         await pc.setLocalDescription(await pc.createOffer());
         await new Promise<void>((r) => {
@@ -75,9 +93,8 @@ describe.skipIf(!chromiumAvailable())('WebRTC with headless Chromium', () => {
         await new Promise<void>((r) => (control.readyState === 'open' ? r() : (control.onopen = () => r())));
         // The call lives on the peer connection from here on.
         ws.close();
-        const deadline = Date.now() + 20000;
-        while (Date.now() < deadline && !frames.some((f) => f.type === 'asr')) await new Promise((r) => setTimeout(r, 100));
-        while (Date.now() < deadline && frames.filter((f) => f.type === 'done').length < 2) await new Promise((r) => setTimeout(r, 100));
+        // The spoken question's transcript and two finished turns (greeting, answer), or 20 s.
+        await arrived(() => frames.some((f) => f.type === 'asr') && frames.filter((f) => f.type === 'done').length >= 2, 20000);
         const stats = await pc.getStats();
         let packetsReceived = 0;
         stats.forEach((s) => {

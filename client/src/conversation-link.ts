@@ -1,11 +1,12 @@
 import type { StartFrame } from '../../session/protocol/start.ts';
 import { libraryError, RealtimeError } from './errors.ts';
 import { nextReconnectDelay, type ReconnectPolicy } from './reconnect-policy.ts';
-import { createResumeState, type ResumeState } from './resume-state.ts';
+import { ResumeKeeper, type ResumeState } from './resume-state.ts';
 import { SignalingSocket } from './signaling-socket.ts';
 import type { LibraryEventDetails, ReadyFrame } from './types.ts';
 import type { WebSocketConstructor } from './websocket-impl.ts';
-import { WebRtcLink, type IceServerEntry } from './webrtc/webrtc-link.ts';
+import { RtcCall } from './webrtc/rtc-call.ts';
+import type { IceServerEntry } from './webrtc/webrtc-link.ts';
 
 type Frame = { type: string } & Record<string, unknown>;
 
@@ -38,16 +39,24 @@ export interface LinkConfig {
 export type LinkPhase = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed';
 
 /**
- * The connection state machine: connect (resolves on ready), resume tokens and the resume_state
- * events, automatic reconnection with backoff after abnormal loss, the WebRTC peer when that
- * transport is used, and a clean close. idle → connecting → open ⇄ reconnecting → closed; closed
+ * The connection state machine: connect (resolves on ready), the resume token (ResumeKeeper),
+ * automatic reconnection with backoff after abnormal loss, the WebRTC call when that transport
+ * is used (RtcCall), and a clean close. idle → connecting → open ⇄ reconnecting → closed; closed
  * behaves like idle for a later connect().
  */
 export class ConversationLink {
   phase: LinkPhase = 'idle';
   private socket: SignalingSocket | undefined;
-  private rtc: WebRtcLink | undefined;
-  private resume: ResumeState | undefined;
+  private readonly rtc = new RtcCall({
+    signal: (frame) => this.socket?.sendText(JSON.stringify(frame)) ?? false,
+    controlFrame: (frame) => this.onControlFrame(frame),
+    failed: (detail) => this.rtcFailed(detail),
+    micTrack: () => this.host.micTrack(),
+  });
+  private readonly resume = new ResumeKeeper({
+    changed: (state) => this.host.emit('resume_state', { state }),
+    refused: (error) => this.host.emit('resume_failed', { error }),
+  });
   private attempt = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** The last error frame on the live connection: a non-retryable one before a close stops reconnection. */
@@ -63,15 +72,15 @@ export class ConversationLink {
   }
 
   get resumeState(): ResumeState | null {
-    return this.resume ? { ...this.resume } : null;
+    return this.resume.current;
   }
 
   get peerConnection(): RTCPeerConnection | undefined {
-    return this.rtc?.peerConnection;
+    return this.rtc.peerConnection;
   }
 
   importResume(state: ResumeState | null): void {
-    this.resume = state ?? undefined;
+    this.resume.adopt(state);
   }
 
   async connect(): Promise<ReadyFrame> {
@@ -82,7 +91,7 @@ export class ConversationLink {
       return await this.open(false);
     } catch (error) {
       if (this.phase === 'connecting') this.phase = 'idle';
-      if (error instanceof RealtimeError && error.code === 'resume_failed') this.resumeFailed(error);
+      if (error instanceof RealtimeError && error.code === 'resume_failed') this.resume.refused(error);
       throw error;
     }
   }
@@ -90,7 +99,7 @@ export class ConversationLink {
   /** Sends a JSON frame: over the WebRTC control channel when it is open, else the socket. */
   send(frame: object): boolean {
     const text = JSON.stringify(frame);
-    const sent = this.rtc?.send(text) || (this.phase === 'open' && this.socket?.sendText(text)) || false;
+    const sent = this.rtc.send(text) || (this.phase === 'open' && this.socket?.sendText(text)) || false;
     if (sent) this.host.raw('out', frame);
     return sent;
   }
@@ -102,11 +111,11 @@ export class ConversationLink {
   }
 
   async setMicTrack(track: MediaStreamTrack | null): Promise<void> {
-    await this.rtc?.setMicTrack(track);
+    await this.rtc.setMicTrack(track);
   }
 
   async unlock(): Promise<void> {
-    await this.rtc?.unlock();
+    await this.rtc.unlock();
   }
 
   /** Ends the conversation cleanly (1000: nothing to resume) and forgets the resume state. */
@@ -116,9 +125,8 @@ export class ConversationLink {
     this.phase = 'closed';
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.clearResume();
-    this.rtc?.close();
-    this.rtc = undefined;
+    this.resume.clear();
+    this.rtc.close();
     const live = socket !== undefined && !socket.closed;
     if (live) socket.close(1000, reason);
     // An open socket reports its own close (and ends there); otherwise end here.
@@ -142,8 +150,7 @@ export class ConversationLink {
         settled = true;
         socket.retire(1000, 'start refused');
         if (this.socket === socket) this.socket = undefined;
-        this.rtc?.close();
-        this.rtc = undefined;
+        this.rtc.close();
         reject(error);
       };
       const onFrame = (frame: Frame): void => {
@@ -163,13 +170,13 @@ export class ConversationLink {
         this.host.frame(frame);
         if (settled) return this.afterReadyFrame(frame);
         if (frame.type === 'error') fail(new RealtimeError(String(frame.code), String(frame.detail ?? ''), frame.retryable === true));
-        else if (frame.type === 'webrtc_ice') this.startRtc(frame.ice_servers as IceServerEntry[], fail);
-        else if (frame.type === 'webrtc_answer') this.applyAnswer(frame, fail);
+        else if (frame.type === 'webrtc_ice') this.rtc.start(frame.ice_servers as IceServerEntry[], fail);
+        else if (frame.type === 'webrtc_answer') this.rtc.answer(frame, fail);
       };
       try {
         socket = new SignalingSocket(this.cfg.url, this.cfg.webSocket, {
           open: () => {
-            const start = this.host.startFrame(this.resume?.resumeToken);
+            const start = this.host.startFrame(this.resume.token);
             this.host.raw('out', { ...start, api_key: start.api_key ? '…' : undefined });
             socket.sendText(JSON.stringify(start));
           },
@@ -198,32 +205,14 @@ export class ConversationLink {
 
   /** Frames after ready that concern the link itself (WebRTC signaling, bye on the socket). */
   private afterReadyFrame(frame: Frame): void {
-    if (frame.type === 'webrtc_answer') this.applyAnswer(frame, (error) => this.rtcFailed(error.message));
-    else if (frame.type === 'webrtc_ice' && !this.rtc) this.startRtc(frame.ice_servers as IceServerEntry[], (error) => this.rtcFailed(error.message));
+    if (frame.type === 'webrtc_answer') this.rtc.answer(frame, (error) => this.rtcFailed(error.message));
+    else if (frame.type === 'webrtc_ice' && !this.rtc.started) this.rtc.start(frame.ice_servers as IceServerEntry[], (error) => this.rtcFailed(error.message));
   }
 
   private onReady(frame: ReadyFrame): void {
-    const resumed = this.resume !== undefined;
     this.phase = 'open';
-    this.resume = createResumeState(this.cfg.sessionId(), frame.resume_token, frame.modality, Date.now());
-    this.host.emit('resume_state', { state: { ...this.resume } });
+    const resumed = this.resume.ready(this.cfg.sessionId(), frame.resume_token, frame.modality);
     this.host.ready(frame, resumed);
-  }
-
-  private startRtc(iceServers: IceServerEntry[], fail: (error: RealtimeError) => void): void {
-    this.rtc?.close();
-    const rtc = new WebRtcLink({
-      signal: (frame) => this.socket?.sendText(JSON.stringify(frame)) ?? false,
-      controlFrame: (frame) => this.onControlFrame(frame),
-      failed: (detail) => this.rtcFailed(detail),
-      micTrack: () => this.host.micTrack(),
-    });
-    this.rtc = rtc;
-    rtc.start(iceServers ?? []).catch((error: unknown) => fail(asRtcError(error)));
-  }
-
-  private applyAnswer(frame: Frame, fail: (error: RealtimeError) => void): void {
-    this.rtc?.applyAnswer(String(frame.sdp ?? ''), frame.ice_servers as IceServerEntry[] | undefined).catch((error: unknown) => fail(asRtcError(error)));
   }
 
   private onControlFrame(frame: Frame): void {
@@ -233,8 +222,7 @@ export class ConversationLink {
     if (frame.type === 'bye' && this.phase === 'open') {
       this.socket?.retire();
       this.socket = undefined;
-      this.rtc?.close();
-      this.rtc = undefined;
+      this.rtc.close();
       this.lose(typeof frame.code === 'number' ? frame.code : 1000, typeof frame.reason === 'string' ? frame.reason : '');
     }
   }
@@ -243,8 +231,7 @@ export class ConversationLink {
     if (this.phase !== 'open') return;
     this.socket?.retire(4000, 'peer connection failed');
     this.socket = undefined;
-    this.rtc?.close();
-    this.rtc = undefined;
+    this.rtc.close();
     this.lose(1006, detail);
   }
 
@@ -253,18 +240,17 @@ export class ConversationLink {
     this.socket = undefined;
     if (this.phase === 'closed') return this.end(code, reason);
     // WebRTC: once media flows the call lives on the peer connection; signaling may drop.
-    if (this.rtc?.connected) return;
+    if (this.rtc.connected) return;
     this.lose(code, reason);
   }
 
   /** The live connection is gone: a clean end, a reconnect, or the end of the line. */
   private lose(code: number, reason: string): void {
-    this.rtc?.close();
-    this.rtc = undefined;
+    this.rtc.close();
     this.host.lost(libraryError('connection_closed', `connection lost (${code})`, code !== 1000));
     if (code === 1000) {
       this.phase = 'closed';
-      this.clearResume();
+      this.resume.clear();
       this.host.emit('session_end', { code, reason });
       return this.end(code, reason);
     }
@@ -272,7 +258,7 @@ export class ConversationLink {
     // not retryable would only fail again: no reconnect. Other errors are per-frame and harmless.
     const last = this.lastError;
     const fatal = last !== undefined && !last.retryable && (reason === last.code || Date.now() - last.at < 1000);
-    if (this.cfg.autoReconnect && this.resume && !fatal) return this.scheduleReconnect(code, reason);
+    if (this.cfg.autoReconnect && this.resume.token !== undefined && !fatal) return this.scheduleReconnect(code, reason);
     this.phase = 'closed';
     this.end(code, reason);
   }
@@ -294,7 +280,7 @@ export class ConversationLink {
       this.open(true).catch((error: RealtimeError) => {
         if (this.phase !== 'reconnecting') return;
         if (error.code === 'resume_failed') {
-          this.resumeFailed(error);
+          this.resume.refused(error);
           this.phase = 'closed';
           return this.end(code, reason);
         }
@@ -306,23 +292,8 @@ export class ConversationLink {
     }, delay);
   }
 
-  private resumeFailed(error: RealtimeError): void {
-    this.host.emit('resume_failed', { error: { code: error.code, retryable: error.retryable, detail: error.message } });
-    this.clearResume();
-  }
-
-  private clearResume(): void {
-    if (!this.resume) return;
-    this.resume = undefined;
-    this.host.emit('resume_state', { state: null });
-  }
-
   private end(code: number, reason: string): void {
     this.host.ended();
     this.host.emit('close', { code, reason });
   }
-}
-
-function asRtcError(error: unknown): RealtimeError {
-  return error instanceof RealtimeError ? error : libraryError('webrtc_failed', error instanceof Error ? error.message : String(error), true);
 }

@@ -1,5 +1,5 @@
 import { SESSION_ID_PATTERN } from '../../session/protocol/limits.ts';
-import { libraryError } from './errors.ts';
+import { libraryError, type RealtimeError } from './errors.ts';
 
 /**
  * What a replacement client needs to resume a conversation after a page reload: the session id
@@ -53,4 +53,53 @@ export function checkImport(value: unknown, client: { modality: 'voice' | 'text'
     throw libraryError('resume_state_rejected', `the state is for session ${state.sessionId}, this client is ${client.sessionId}`);
   }
   return state;
+}
+
+/** Where the keeper's news goes: the resume_state and resume_failed events. */
+export interface ResumeEvents {
+  changed(state: ResumeState | null): void;
+  refused(error: { code: string; retryable: boolean; detail: string }): void;
+}
+
+/**
+ * A link's current resume state, and the events that track it: resume_state with each new token
+ * (and null when it is gone), resume_failed when the server refused it.
+ */
+export class ResumeKeeper {
+  private state: ResumeState | undefined;
+
+  constructor(private readonly events: ResumeEvents) {}
+
+  get token(): string | undefined {
+    return this.state?.resumeToken;
+  }
+
+  /** A copy for the app, or null without a token. */
+  get current(): ResumeState | null {
+    return this.state ? { ...this.state } : null;
+  }
+
+  /** Before a connect: the state a replacement client imported (null forgets it). */
+  adopt(state: ResumeState | null): void {
+    this.state = state ?? undefined;
+  }
+
+  /** ready: its token replaces the old one; true when this ready resumed a conversation. */
+  ready(sessionId: string, token: string, modality: 'voice' | 'text'): boolean {
+    const resumed = this.state !== undefined;
+    this.state = createResumeState(sessionId, token, modality, Date.now());
+    this.events.changed({ ...this.state });
+    return resumed;
+  }
+
+  refused(error: RealtimeError): void {
+    this.events.refused({ code: error.code, retryable: error.retryable, detail: error.message });
+    this.clear();
+  }
+
+  clear(): void {
+    if (!this.state) return;
+    this.state = undefined;
+    this.events.changed(null);
+  }
 }

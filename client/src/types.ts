@@ -3,12 +3,19 @@ import type { Mode } from '../../session/protocol/start.ts';
 import type { ToolChoice } from '../../session/protocol/common.ts';
 import type { TurnMetrics, TurnStage } from '../../session/protocol/turn-metrics.ts';
 import type { ResumeState } from './resume-state.ts';
+import type { AccountLimit, ClosingReason, Usage } from '../../session/protocol/usage.ts';
 import type { WebSocketConstructor } from './websocket-impl.ts';
 
 /** Wire types come from the server's zod schemas, as types only: no zod in the bundle. */
-export type { ServerFrame, ServerFrameOf, Mode, ToolChoice, VoiceEntry, ResumeState, TurnMetrics, TurnStage, WebSocketConstructor };
+export type { ServerFrame, ServerFrameOf, Mode, ToolChoice, VoiceEntry, ResumeState, Usage, ClosingReason, AccountLimit, TurnMetrics, TurnStage, WebSocketConstructor };
 
 export type ReadyFrame = ServerFrameOf<'ready'>;
+/** done: the turn's status and its usage (the meters since the previous done). */
+export type DoneFrame = ServerFrameOf<'done'>;
+/** The server will close the session (reason, closes_in_ms, resumable; cancelled calls it off). */
+export type SessionClosingSoonFrame = ServerFrameOf<'session_closing_soon'>;
+/** The account's credit would last less than LOW_CREDIT_WARNING_S at this session's rate. */
+export type LowCreditWarningFrame = ServerFrameOf<'low_credit_warning'>;
 
 /**
  * Caller-supplied playback (the `player` option). The library decodes assistant audio to Float32

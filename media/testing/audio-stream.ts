@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { int16ToBytes, parseWav } from '../pcm.ts';
 import { Resampler } from '../resampler.ts';
+import { paced } from './realtime.ts';
 
 const AUDIO_DIR = fileURLToPath(new URL('../../fixtures/audio/', import.meta.url));
 
@@ -35,10 +36,6 @@ export function concat(...parts: Int16Array[]): Int16Array {
   return out;
 }
 
-/**
- * Streams PCM to the server in real time, 20 ms per frame, like a microphone. Returns when the
- * last frame was sent; `onFrame` sees the send time of each frame's end (ms since start).
- */
 /** Where streamed audio goes: a WebSocket test client, or anything with the same two members. */
 export interface AudioSink {
   /** Set once the sink closed; streaming stops there. */
@@ -46,6 +43,10 @@ export interface AudioSink {
   sendBinary(bytes: Uint8Array): void;
 }
 
+/**
+ * Streams PCM to the server in real time, 20 ms per frame (`frameMs`), like a microphone.
+ * Resolves when the last frame was sent, or the sink closed, or `signal` aborted.
+ */
 export async function streamRealtime(
   client: AudioSink,
   samples: Int16Array,
@@ -55,12 +56,11 @@ export async function streamRealtime(
   const frameMs = options.frameMs ?? 20;
   const frame = Math.round((rate * frameMs) / 1000);
   const startedAt = performance.now();
-  for (let i = 0, n = 0; i < samples.length; i += frame, n += 1) {
-    if (options.signal?.aborted || client.closed) break;
-    const due = startedAt + n * frameMs;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    client.sendBinary(int16ToBytes(samples.subarray(i, Math.min(samples.length, i + frame))));
-  }
+  await paced(
+    Math.ceil(samples.length / frame),
+    frameMs,
+    (n) => client.sendBinary(int16ToBytes(samples.subarray(n * frame, Math.min(samples.length, (n + 1) * frame)))),
+    () => options.signal?.aborted === true || Boolean(client.closed),
+  );
   return { startedAt };
 }

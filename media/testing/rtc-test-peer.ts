@@ -2,6 +2,8 @@ import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, 
 import { OpusFrameDecoder, OPUS_FRAME_SAMPLES } from '../webrtc/opus.ts';
 import { OpusFrameEncoder } from '../webrtc/opus-encoder.ts';
 import { loopbackPair } from '../webrtc/server-peer.ts';
+import { Arrivals } from './arrivals.ts';
+import { paced } from './realtime.ts';
 
 /** Checks a control frame; returns what is wrong with it, or undefined. */
 export type FrameCheck = (raw: unknown) => string | undefined;
@@ -26,6 +28,7 @@ export class RtcTestPeer<Frame extends { type: string } = { type: string }> {
   private readonly decoder = new OpusFrameDecoder();
   private sequence = 1;
   private timestamp = 0;
+  private readonly arrivals = new Arrivals();
 
   constructor(iceServers: { urls: string | string[] }[] = [], check?: FrameCheck) {
     this.pc = new RTCPeerConnection({
@@ -39,6 +42,7 @@ export class RtcTestPeer<Frame extends { type: string } = { type: string }> {
       track.onReceiveRtp.subscribe((rtp) => {
         this.packetArrivals.push(performance.now());
         this.received.push(this.decoder.decode(rtp.payload));
+        this.arrivals.notify();
       }),
     );
     this.control = this.pc.createDataChannel('control');
@@ -48,7 +52,9 @@ export class RtcTestPeer<Frame extends { type: string } = { type: string }> {
       if (problem) this.violations.push(`${JSON.stringify(raw)}: ${problem}`);
       this.frames.push(raw as Frame);
       this.frameArrivals.push(performance.now());
+      this.arrivals.notify();
     });
+    this.control.stateChanged.subscribe(() => this.arrivals.notify());
   }
 
   async offer(): Promise<string> {
@@ -74,27 +80,28 @@ export class RtcTestPeer<Frame extends { type: string } = { type: string }> {
 
   /** Streams 48 kHz PCM as Opus RTP in real time, 20 ms per packet. */
   async stream(samples: Int16Array, options: { drop?: (index: number) => boolean } = {}): Promise<void> {
-    const start = performance.now();
-    for (let i = 0, n = 0; i + OPUS_FRAME_SAMPLES <= samples.length; i += OPUS_FRAME_SAMPLES, n += 1) {
-      const wait = start + n * 20 - performance.now();
-      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-      const payload = this.encoder.encode(samples.subarray(i, i + OPUS_FRAME_SAMPLES));
+    await paced(Math.floor(samples.length / OPUS_FRAME_SAMPLES), 20, (n) => {
+      const payload = this.encoder.encode(samples.subarray(n * OPUS_FRAME_SAMPLES, (n + 1) * OPUS_FRAME_SAMPLES));
       const header = new RtpHeader({ payloadType: 111, sequenceNumber: this.sequence, timestamp: this.timestamp });
       this.sequence = (this.sequence + 1) & 0xffff;
       this.timestamp += OPUS_FRAME_SAMPLES;
-      if (options.drop?.(n)) continue;
-      this.track.writeRtp(new RtpPacket(header, Buffer.from(payload)));
-    }
+      if (!options.drop?.(n)) this.track.writeRtp(new RtpPacket(header, Buffer.from(payload)));
+    });
   }
 
-  async waitFor<T extends Frame['type']>(type: T, predicate: (f: Extract<Frame, { type: T }>) => boolean = () => true, timeoutMs = 8000): Promise<Extract<Frame, { type: T }>> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = this.frames.find((f): f is Extract<Frame, { type: T }> => f.type === type && predicate(f as Extract<Frame, { type: T }>));
-      if (found) return found;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${type} on control; got ${this.frames.map((f) => f.type).join(',')}`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
+  /** The first control frame of this type that matches, on its arrival. */
+  waitFor<T extends Frame['type']>(type: T, predicate: (f: Extract<Frame, { type: T }>) => boolean = () => true, timeoutMs = 8000): Promise<Extract<Frame, { type: T }>> {
+    const find = () => this.frames.find((f): f is Extract<Frame, { type: T }> => f.type === type && predicate(f as Extract<Frame, { type: T }>));
+    return this.arrivals.until(find, timeoutMs, () => `${type} on control; got ${this.frames.map((f) => f.type).join(',')}`);
+  }
+
+  /** Resolves once `count` downlink packets were decoded. */
+  async waitReceived(count: number, timeoutMs = 8000): Promise<void> {
+    await this.arrivals.until(() => (this.received.length >= count ? true : undefined), timeoutMs, () => `${count} downlink packets; got ${this.received.length}`);
+  }
+
+  async waitControlOpen(timeoutMs = 8000): Promise<void> {
+    await this.arrivals.until(() => (this.controlOpen ? true : undefined), timeoutMs, () => 'the control channel to open');
   }
 
   receivedMs(): number {

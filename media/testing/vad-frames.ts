@@ -4,22 +4,20 @@ import { VAD_FRAME_SAMPLES, type VadFactory } from '../vad.ts';
 export async function vadFrames(factory: VadFactory, audio: Int16Array): Promise<Array<{ frame: Int16Array; speech: boolean }>> {
   const out: Array<{ frame: Int16Array; speech: boolean }> = [];
   const frames = Math.floor(audio.length / VAD_FRAME_SAMPLES);
-  let resolve: () => void = () => undefined;
-  const done = new Promise<void>((r) => (resolve = r));
+  let decided: () => void = () => undefined;
   const vad = factory.create((frame, speech) => {
     out.push({ frame, speech });
-    if (out.length === frames) resolve();
+    decided();
   });
   for (let i = 0; i < frames; i += 1) vad.push(audio.slice(i * VAD_FRAME_SAMPLES, (i + 1) * VAD_FRAME_SAMPLES));
-  // Silero decides a frame once the 32 ms window holding its last sample is full: flush the tail.
+  // Silero decides a frame once the 32 ms window holding its last sample is full: a 40 ms tail
+  // fills one, so every push below is answered; wait for that answer rather than for time.
   const tail = new Int16Array(VAD_FRAME_SAMPLES * 2);
   while (out.length < frames) {
+    const answered = new Promise<void>((resolve) => (decided = resolve));
     vad.push(tail);
-    await new Promise((r) => setTimeout(r, 1));
-    if (out.length >= frames) break;
+    await answered;
   }
-  if (frames === 0) resolve();
-  await done;
   vad.free();
   return out.slice(0, frames);
 }

@@ -1,9 +1,17 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PacerClock } from '../pacer-clock.ts';
 import { PacketPacer } from './packet-pacer.ts';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const packet = (n: number): Uint8Array => Uint8Array.of(n);
+/** Simulated time passes: the pacer's timers due meanwhile fire, on the exact instants. */
+const passTime = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('PacketPacer (a media worker sends downlink packets at their slots)', () => {
   it('sends the first three of a spurt at once, then one per 20 ms slot on the clock grid', async () => {
@@ -14,12 +22,12 @@ describe('PacketPacer (a media worker sends downlink packets at their slots)', (
     for (let i = 0; i < 8; i += 1) pacer.push(packet(i));
     expect(sent.map((s) => s.n)).toEqual([0, 1, 2]);
     const origin = (clock as unknown as { origin: number }).origin;
-    await sleep(140);
+    await passTime(140);
     expect(sent.map((s) => s.n)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     // Packet k ≥ 3 is due at the first grid instant after the start + 20·(k − 3), never sent before it.
     for (const { n, at } of sent.slice(3)) expect(at).toBeGreaterThanOrEqual(origin + 20 * (n - 3) - 0.25);
     expect(late).toHaveLength(5);
-    await sleep(60);
+    await passTime(60);
     expect(clock.running).toBe(false);
   });
 
@@ -30,7 +38,7 @@ describe('PacketPacer (a media worker sends downlink packets at their slots)', (
     for (let i = 0; i < 6; i += 1) pacer.push(packet(i));
     expect(pacer.clear()).toBe(3);
     expect(clock.running).toBe(false);
-    await sleep(60);
+    await passTime(60);
     expect(sent).toEqual([0, 1, 2]);
     pacer.push(packet(9));
     expect(sent).toEqual([0, 1, 2, 9]);
@@ -44,10 +52,10 @@ describe('PacketPacer (a media worker sends downlink packets at their slots)', (
     for (let i = 0; i < 6; i += 1) pacer.push(packet(i));
     pacer.pause();
     pacer.push(packet(6));
-    await sleep(120);
+    await passTime(120);
     expect(sent).toEqual([0, 1, 2]);
     pacer.resume();
-    await sleep(120);
+    await passTime(120);
     expect(sent).toEqual([0, 1, 2, 3, 4, 5, 6]);
     pacer.pause();
     pacer.push(packet(7));
@@ -62,13 +70,13 @@ describe('PacketPacer (a media worker sends downlink packets at their slots)', (
     const sent: Array<{ n: number; at: number }> = [];
     const pacer = new PacketPacer(clock, (p) => sent.push({ n: p[0]!, at: performance.now() }));
     for (let i = 0; i < 4; i += 1) pacer.push(packet(i));
-    await sleep(30); // packet 3 went at its slot; the queue is empty and its next slot passes
+    await passTime(30); // packet 3 went at its slot; the queue is empty and its next slot passes
     expect(sent.map((s) => s.n)).toEqual([0, 1, 2, 3]);
     pacer.push(packet(4));
     pacer.push(packet(5));
     // Packet 4 was late for its slot: it leaves at once; packet 5 keeps the old timeline's slot.
     expect(sent.map((s) => s.n)).toEqual([0, 1, 2, 3, 4]);
-    await sleep(40);
+    await passTime(40);
     expect(sent.map((s) => s.n)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(sent[5]!.at - sent[4]!.at).toBeGreaterThan(5);
     pacer.clear();
@@ -79,7 +87,7 @@ describe('PacketPacer (a media worker sends downlink packets at their slots)', (
     const pacer = new PacketPacer(clock, () => undefined);
     pacer.push(packet(0));
     expect(clock.running).toBe(true);
-    await sleep(90);
+    await passTime(90);
     expect(clock.running).toBe(false);
   });
 });

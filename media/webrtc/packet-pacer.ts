@@ -1,4 +1,5 @@
 import type { PacerClock, Ticking } from '../pacer-clock.ts';
+import type { Processor } from '../processor.ts';
 
 const PACKET_MS = 20;
 /** Packets a talk spurt opens with, sent at once so the listener's jitter buffer fills. */
@@ -15,7 +16,7 @@ const SPURT_END_MS = 40;
  * if it is later than that lead, a packet goes the moment it arrives and the spurt keeps its
  * timeline unless nothing came for SPURT_END_MS.
  */
-export class PacketPacer implements Ticking {
+export class PacketPacer implements Ticking, Processor<Uint8Array> {
   private readonly queue: Uint8Array[] = [];
   /** Grid slot of the next packet (its send time is nextAt − burst); undefined between spurts. */
   private nextAt: number | undefined;

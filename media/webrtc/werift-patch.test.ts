@@ -1,10 +1,25 @@
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { getBit } from 'werift';
-import { afterEach, describe, expect, it } from 'vitest';
-// @ts-expect-error plain ESM script run by npm's postinstall, no types
-import { patchWerift } from './werift-patch.mjs';
+import { afterAll, describe, expect, it } from 'vitest';
+
+/**
+ * The one change Parley makes to a dependency: werift's getBit, through patch-package
+ * (media/webrtc/patches/, applied by `npm install` / `npm ci` in this repository via `prepare`,
+ * never in an install of the published package). These tests fail when the patch no longer
+ * matches the werift that is installed, or was not applied.
+ */
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const PATCH_DIR = join(ROOT, 'media/webrtc/patches');
+// The package root, from its CommonJS entry (lib/webrtc/src/index.js); werift does not export package.json.
+const WERIFT = join(dirname(createRequire(import.meta.url).resolve('werift')), '../../..');
+const FILES = ['lib/index.mjs', 'lib/nonstandard/index.mjs', 'lib/common/src/binary.js'];
+const REINSTALL = 'reinstall werift so `prepare` patches it: rm -rf node_modules/werift && npm install';
 
 /** werift's own getBit before the patch, verbatim. */
 function originalGetBit(bits: number, startIndex: number, length = 1): number {
@@ -14,25 +29,44 @@ function originalGetBit(bits: number, startIndex: number, length = 1): number {
   return Number.parseInt(s, 2);
 }
 
-const ORIGINAL_SOURCE = `var x = 1;
-function getBit(bits, startIndex, length = 1) {
-  let bin = bits.toString(2).split("");
-  bin = [...Array(8 - bin.length).fill("0"), ...bin];
-  const s = bin.slice(startIndex, startIndex + length).join("");
-  const v = Number.parseInt(s, 2);
-  return v;
-}
-function paddingByte(bits) {}
-`;
+const scratch = mkdtempSync(join(tmpdir(), 'werift-patch-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-describe('werift getBit patch (postinstall)', () => {
-  const dirs: string[] = [];
-  afterEach(() => {
-    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+/** `git apply` on copies of werift's three builds; throws with git's message when it does not apply. */
+function gitApply(args: string[], patch: string, dir: string): void {
+  execFileSync('git', ['apply', ...args, patch], { cwd: dir, stdio: 'pipe' });
+}
+
+describe('the werift patch (patch-package)', () => {
+  const patches = readdirSync(PATCH_DIR).filter((f) => f.endsWith('.patch'));
+  const installed = (JSON.parse(readFileSync(join(WERIFT, 'package.json'), 'utf8')) as { version: string }).version;
+  const pinned = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies.werift;
+
+  it('is applied by every install from this repository, production ones included', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>; dependencies: Record<string, string> };
+    // npm runs `prepare` for `npm install` and `npm ci` here, --omit=dev too (deploy/systemd), never
+    // for a package installed as a dependency: patch-package must be there without devDependencies.
+    expect(pkg.scripts.prepare).toBe('patch-package --patch-dir media/webrtc/patches --error-on-fail');
+    expect(pkg.scripts.postinstall).toBeUndefined();
+    expect(Object.keys(pkg.dependencies)).toContain('patch-package');
   });
 
-  it('is applied to the installed werift, and werift now parses with it', () => {
-    expect(String(getBit)).not.toContain('split');
+  it('is for the werift version package.json pins exactly, which is the one installed', () => {
+    expect(patches).toEqual([`werift+${pinned}.patch`]);
+    expect(installed, `installed werift ${installed}, pinned ${pinned}: ${REINSTALL}`).toBe(pinned);
+  });
+
+  it('was applied to the installed werift, and turns back into the pristine release and forth again', () => {
+    const patch = join(PATCH_DIR, patches[0]!);
+    const copy = join(scratch, 'node_modules/werift');
+    for (const file of FILES) cpSync(join(WERIFT, file), join(copy, file));
+    // Applied: the patch reverses cleanly on what is installed...
+    expect(() => gitApply(['--check', '-R'], patch, scratch), REINSTALL).not.toThrow();
+    gitApply(['-R'], patch, scratch);
+    expect(readFileSync(join(copy, 'lib/index.mjs'), 'utf8')).toContain('bits.toString(2).split("")');
+    // ...and applies cleanly on the pristine text it gave back.
+    expect(() => gitApply(['--check'], patch, scratch)).not.toThrow();
+    expect(String(getBit)).toContain('parley patch');
   });
 
   it('gives the original result for every byte, start and length', () => {
@@ -46,27 +80,5 @@ describe('werift getBit patch (postinstall)', () => {
       }
     }
     expect(compared).toBe(256 * 36);
-  });
-
-  it('rewrites the original text once, is idempotent, and leaves unknown text alone', () => {
-    const root = mkdtempSync(join(tmpdir(), 'werift-patch-'));
-    dirs.push(root);
-    mkdirSync(join(root, 'lib/common/src'), { recursive: true });
-    mkdirSync(join(root, 'lib/nonstandard'), { recursive: true });
-    writeFileSync(join(root, 'lib/index.mjs'), ORIGINAL_SOURCE);
-    writeFileSync(join(root, 'lib/common/src/binary.js'), ORIGINAL_SOURCE.replace(/\n {2}/g, '\n    '));
-    writeFileSync(join(root, 'lib/nonstandard/index.mjs'), 'function getBit(bits) { return something(bits); }\n');
-
-    const first = patchWerift(root) as { patched: string[]; skipped: string[] };
-    expect(first.patched).toEqual(['lib/index.mjs', 'lib/common/src/binary.js']);
-    expect(first.skipped).toEqual(['lib/nonstandard/index.mjs: getBit is not the expected code (werift changed?)']);
-    const patched = readFileSync(join(root, 'lib/index.mjs'), 'utf8');
-    expect(patched).toContain('return bits >> 8 - startIndex - length & (1 << length) - 1;\n}\nfunction paddingByte');
-    expect(patched).not.toContain('split');
-    expect(readFileSync(join(root, 'lib/nonstandard/index.mjs'), 'utf8')).toBe('function getBit(bits) { return something(bits); }\n');
-
-    const second = patchWerift(root) as { patched: string[]; skipped: string[] };
-    expect(second.patched).toEqual([]);
-    expect(readFileSync(join(root, 'lib/index.mjs'), 'utf8')).toBe(patched);
   });
 });

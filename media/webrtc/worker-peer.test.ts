@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RtcTestPeer as WebRtcTestPeer } from '../testing/rtc-test-peer.ts';
+import { setMediaStatsHooks } from '../media-stats.ts';
 import { OfferError, type CallPeerEvents } from './call-peer.ts';
 import { MediaWorkerPool } from './worker-peer.ts';
 
@@ -9,15 +10,18 @@ import { MediaWorkerPool } from './worker-peer.ts';
 const pool = new MediaWorkerPool(1);
 const workersOf = (p: MediaWorkerPool): Array<{ worker: Worker }> => (p as unknown as { workers: Array<{ worker: Worker }> }).workers;
 
-function events(): CallPeerEvents & { gone: number; connected: number } {
+function events(): CallPeerEvents & { gone: number; connected: number; whenConnected: Promise<void> } {
+  let connected!: () => void;
   const e = {
     gone: 0,
     connected: 0,
+    whenConnected: new Promise<void>((resolve) => (connected = resolve)),
     onAudio: () => undefined,
     onControl: () => undefined,
     onControlOpen: () => undefined,
     onConnected: () => {
       e.connected += 1;
+      connected();
     },
     onGone: () => {
       e.gone += 1;
@@ -39,13 +43,34 @@ describe('MediaWorkerPool', () => {
     const answer = await peer.answer(await client.offer());
     expect(answer).toMatch(/^m=audio /m);
     await client.accept(answer);
-    while (e.connected === 0) await new Promise((r) => setTimeout(r, 10));
+    await e.whenConnected;
     expect(peer.downlinkLeadMs).toBe(200);
     expect(peer.sendAheadMs).toBe(60);
 
     const bad = pool.createPeer({ ...config, ...events() });
     await expect(bad.answer('v=0\r\ns=-\r\nt=0 0\r\n')).rejects.toBeInstanceOf(OfferError);
     await bad.close();
+    await client.close();
+    await peer.close();
+  });
+
+  it("relays the worker's media stats to this thread's hooks when flushed: each paced packet's lateness", async () => {
+    const late: number[] = [];
+    setMediaStatsHooks({ rtpLate: (ms) => late.push(ms) });
+    const e = events();
+    const peer = pool.createPeer({ ...config, ...e });
+    const client = new WebRtcTestPeer();
+    await client.accept(await peer.answer(await client.offer()));
+    await e.whenConnected;
+    await pool.flushStats();
+    late.length = 0;
+    // Half a second of downlink: the first packets leave at once, the rest on the worker's clock.
+    for (let i = 0; i < 25; i += 1) peer.sendFrame(new Int16Array(960));
+    await client.waitReceived(25);
+    await pool.flushStats();
+    expect(late.length).toBeGreaterThan(10);
+    for (const ms of late) expect(ms).toBeGreaterThanOrEqual(-0.25);
+    setMediaStatsHooks({ rtpLate: () => undefined });
     await client.close();
     await peer.close();
   });

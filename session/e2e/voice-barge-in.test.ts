@@ -38,7 +38,7 @@ async function replyWith(sound: Int16Array | undefined, server: TestServer = t) 
   client.send({ type: 'inject_context', message_id: 'm1', role: 'user', text: `say ${REPLY}` });
   const turnId = (await client.waitFor('inject_context_ack')).turn_id!;
   await client.waitFor('text_delta', (f) => f.turn_id === turnId, 8000);
-  while (arrivals.length === 0) await new Promise((r) => setTimeout(r, 10));
+  await client.waitAudio(0, 8000);
   await new Promise((r) => setTimeout(r, 1200 - (performance.now() - arrivals[0]!)));
   const soundAt = performance.now();
   if (sound) void streamRealtime(client, concat(sound, roomTone(2500)));

@@ -33,6 +33,10 @@ export const WS_ERRORS = {
   voice_unavailable: { retryable: false, close: 4400 },
   web_search_unavailable: { retryable: false, close: 4400 },
   slow_consumer: { retryable: true, close: 4429 },
+  /** A per-account limit (usage issue): fatal at start (4429), a refused frame otherwise. */
+  rate_limited: { retryable: true, close: 4429 },
+  /** The account's credit ran out: at start, or after session_closing_soon (resumable after a top-up). */
+  credit_exhausted: { retryable: false, close: 4402 },
   too_many_attempts: { retryable: true, close: 4429 },
   internal_error: { retryable: true, close: 1011 },
   /** A shared store (PostgreSQL, Redis) cannot answer: a persistent key, a resume token or a report waits for it. */
@@ -61,21 +65,25 @@ export const TOOL_ERRORS = {
   invalid_interaction: { retryable: false },
 } as const satisfies Record<string, ErrorSpec>;
 
+/** HTTP error bodies (`{code, detail, retryable}`): each code's status and retryable flag. */
 export const HTTP_ERRORS = {
-  invalid_session_id: 400,
-  invalid_request: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  forbidden_origin: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  payload_too_large: 413,
-  too_many_attempts: 429,
-  not_json: 415,
-  server_restarting: 503,
-  store_unavailable: 503,
-  internal_error: 500,
-} as const;
+  invalid_session_id: { status: 400, retryable: false },
+  invalid_request: { status: 400, retryable: false },
+  invalid_parameter: { status: 400, retryable: false },
+  unauthorized: { status: 401, retryable: false },
+  forbidden: { status: 403, retryable: false },
+  forbidden_origin: { status: 403, retryable: false },
+  not_found: { status: 404, retryable: false },
+  method_not_allowed: { status: 405, retryable: false },
+  payload_too_large: { status: 413, retryable: false },
+  credit_exhausted: { status: 402, retryable: false },
+  rate_limited: { status: 429, retryable: true },
+  not_json: { status: 415, retryable: false },
+  too_many_attempts: { status: 429, retryable: true },
+  server_restarting: { status: 503, retryable: true },
+  store_unavailable: { status: 503, retryable: true },
+  internal_error: { status: 500, retryable: true },
+} as const satisfies Record<string, { status: number; retryable: boolean }>;
 
 export type WsErrorCode = keyof typeof WS_ERRORS;
 export type SessionErrorCode = keyof typeof SESSION_ERRORS;
@@ -84,10 +92,6 @@ export type HttpErrorCode = keyof typeof HTTP_ERRORS;
 export type ErrorCode = WsErrorCode | SessionErrorCode | ToolErrorCode;
 
 const ALL_ERRORS: Record<ErrorCode, ErrorSpec> = { ...WS_ERRORS, ...SESSION_ERRORS, ...TOOL_ERRORS };
-
-export function errorSpec(code: ErrorCode): ErrorSpec {
-  return ALL_ERRORS[code];
-}
 
 /** An error frame with the code's documented retryable flag. */
 export function errorFrame(code: ErrorCode, detail: string): { type: 'error'; code: ErrorCode; detail: string; retryable: boolean } {

@@ -10,7 +10,7 @@ export type { ServerFrameOf } from './server.ts';
 export { AudioConfig, ClientInfo, Mode, StartFrame, TransportConfig } from './start.ts';
 export { ToolChoice, TOOL_NAME_PATTERN } from './common.ts';
 export { ToolDeclaration } from './tools.ts';
-export { errorFrame, errorSpec, HTTP_ERRORS, SESSION_ERRORS, TOOL_ERRORS, WS_ERRORS } from './errors.ts';
+export { errorFrame, HTTP_ERRORS, SESSION_ERRORS, TOOL_ERRORS, WS_ERRORS } from './errors.ts';
 export type { ErrorCode, ErrorSpec, HttpErrorCode, SessionErrorCode, ToolErrorCode, WsErrorCode } from './errors.ts';
 export { LIMITS, SESSION_ID_PATTERN } from './limits.ts';
 export { parseClientFrame } from './parse.ts';

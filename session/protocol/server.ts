@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ACCOUNT_LIMITS, CLOSING_REASONS, Usage } from './usage.ts';
 import { TurnMetrics } from './turn-metrics.ts';
 
 /**
@@ -71,6 +72,8 @@ export const UtteranceFrame = open('utterance', {
 export const DoneFrame = open('done', {
   turn_id: z.string(),
   status: z.enum(['completed', 'interrupted', 'canceled', 'error']),
+  /** The turn's meters: everything the session used since the previous done. */
+  usage: Usage,
   metrics: TurnMetrics.optional(),
 });
 export const SessionEndRequestedFrame = open('session_end_requested', { farewell: z.string().optional() });
@@ -133,8 +136,31 @@ export const ErrorFrame = open('error', {
   detail: z.string(),
   code: z.string(),
   retryable: z.boolean(),
-  /** How long to wait before trying again, where the server knows (too_many_attempts). */
+  /** How long to wait before trying again, where the server knows (too_many_attempts, rate_limited). */
   retry_after_ms: z.number().int().min(0).optional(),
+  /** rate_limited: which per-account limit was reached. */
+  limit: z.enum(ACCOUNT_LIMITS).optional(),
+});
+/**
+ * The server will close this session: sent CLOSING_NOTICE_S ahead of every close it plans (or as
+ * soon as it knows, with the true time left). `cancelled: true` calls a planned close off (the
+ * user spoke again, credit was topped up); closes_in_ms is 0 in that frame.
+ */
+export const SessionClosingSoonFrame = open('session_closing_soon', {
+  reason: z.enum(CLOSING_REASONS),
+  closes_in_ms: z.number().int().min(0),
+  /** The conversation can be resumed (resume_token) after the close. */
+  resumable: z.boolean(),
+  cancelled: z.boolean().optional(),
+});
+/** The account's credit would last less than LOW_CREDIT_WARNING_S at this session's current rate. */
+export const LowCreditWarningFrame = open('low_credit_warning', {
+  /** Units left on the account. */
+  remaining: z.number(),
+  /** Seconds the remaining credit lasts at the session's current rate. */
+  seconds_left: z.number().int().min(0),
+  /** The session's current rate in units per second. */
+  rate: z.number().min(0),
 });
 export const WebrtcIceFrame = closed('webrtc_ice', { ice_servers: z.array(IceServer) });
 export const WebrtcAnswerFrame = closed('webrtc_answer', {
@@ -171,6 +197,8 @@ export const ServerFrame = z.discriminatedUnion('type', [
   PermissionRefusedFrame,
   VoiceFrame,
   ErrorFrame,
+  SessionClosingSoonFrame,
+  LowCreditWarningFrame,
   WebrtcIceFrame,
   WebrtcAnswerFrame,
   ByeFrame,

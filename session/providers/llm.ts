@@ -4,8 +4,6 @@
  */
 import { ProviderError } from './provider-error.ts';
 
-export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
-
 export interface ToolCallRequest {
   /** Call id as the model (or the session) assigned it. */
   id: string;
@@ -48,6 +46,8 @@ export interface ModelRequest {
 export type ModelEvent =
   | { type: 'text'; delta: string }
   | { type: 'tool_call'; call: ToolCallRequest }
+  /** The provider's own token count for this request, when it reports one (before `finish`). */
+  | { type: 'usage'; inputTokens: number; outputTokens: number }
   | { type: 'finish'; reason: 'stop' | 'tool_calls' | 'length' | 'other' };
 
 /** Raised by adapters for any failure of the backend; `publicDetail` is what the client reads. */
@@ -58,8 +58,8 @@ export class ModelError extends ProviderError {
 export interface LanguageModel {
   readonly name: string;
   /**
-   * Streams one assistant message. Yields text deltas and complete tool calls, then exactly one
-   * `finish`. Throws ModelError on backend failure and stops promptly when `signal` aborts
+   * Streams one assistant message. Yields text deltas and complete tool calls, the provider's
+   * token usage when it reports it, then exactly one `finish`. Throws ModelError on backend failure and stops promptly when `signal` aborts
    * (throwing an AbortError or simply returning).
    */
   stream(request: ModelRequest): AsyncIterable<ModelEvent>;

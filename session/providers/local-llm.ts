@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { LanguageModel, ModelEvent, ModelRequest } from './llm.ts';
 import { composeLocalReply } from './local-reply.ts';
 import { plannedToolCall, replyToToolResults } from './local-tools.ts';
@@ -24,14 +23,28 @@ export class LocalLanguageModel implements LanguageModel {
     for (const [index, word] of words.entries()) {
       if (request.signal.aborted) return;
       if (this.wordDelayMs > 0 && index > 0) {
-        try {
-          await sleep(this.wordDelayMs, undefined, { signal: request.signal });
-        } catch {
-          return;
-        }
+        await abortableDelay(this.wordDelayMs, request.signal);
+        if (request.signal.aborted) return;
       }
       yield { type: 'text', delta: word };
     }
     yield { type: 'finish', reason: 'stop' };
   }
+}
+
+/**
+ * Resolves after `ms`, or at once when `signal` aborts. On the global timers (not
+ * node:timers/promises), so the unit tests' fake clock paces the local model too.
+ */
+export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
 }

@@ -168,12 +168,12 @@ describe('OpenAiSpeechToText over HTTP', () => {
     const stream = stt().open();
     stream.write(ramp(1600));
     const result = stream.finish();
-    await waitUntil(() => fake.transcriptions.length === 1);
+    await fake.until(() => fake.transcriptions.length === 1, 'the upload');
     const started = performance.now();
     stream.abort();
     expect(await result).toBe('');
     expect(performance.now() - started).toBeLessThan(500);
-    await waitUntil(() => fake.transcriptions[0]!.aborted);
+    await fake.until(() => fake.transcriptions[0]!.aborted, 'the upload to be cut');
   });
 
   it('abort() before finish() drops the audio without a request', async () => {
@@ -196,11 +196,3 @@ describe('encodeWav', () => {
     expect(Array.from(wav.subarray(44))).toEqual([1, 0, 0xff, 0xff, 0xff, 0x7f, 0x00, 0x80]);
   });
 });
-
-async function waitUntil(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}

@@ -212,6 +212,8 @@ describe('OpenAiLanguageModel tool calls', () => {
     expect(events.filter((e) => e.type !== 'text')).toEqual([
       { type: 'tool_call', call: { id: 'call_a', name: 'get_weather', args: { city: 'Oslo', units: 'metric' } } },
       { type: 'tool_call', call: { id: 'call_b', name: 'get_time', args: {} } },
+      // stream_options.include_usage: the fake counts one completion token per piece streamed.
+      { type: 'usage', inputTokens: expect.any(Number), outputTokens: 8 },
       { type: 'finish', reason: 'tool_calls' },
     ]);
   });

@@ -34,6 +34,11 @@ export interface OpenAiLanguageModelOptions {
   idleTimeoutMs?: number;
   /** Connections kept open to the endpoint. Default 256. */
   connections?: number;
+  /**
+   * Ask for the token usage chunk (`stream_options.include_usage`, default true); servers that
+   * refuse the field need false, and their tokens are then estimated.
+   */
+  streamUsage?: boolean;
   /** Receives non-fatal oddities (e.g. malformed tool arguments the port turns into `{}`). */
   onWarning?: (message: string) => void;
 }
@@ -91,6 +96,7 @@ export class OpenAiLanguageModel implements LanguageModel {
       messages: request.messages.map(toWireMessage),
       stream: true,
     };
+    if (this.options.streamUsage !== false) body.stream_options = { include_usage: true };
     if (request.temperature !== undefined) body.temperature = request.temperature;
     return { ...body, ...toolFields(request.tools, request.toolChoice) };
   }
@@ -131,6 +137,7 @@ export class OpenAiLanguageModel implements LanguageModel {
     }
     if (!sawDone && acc.finishReason === undefined) throw this.upstream.fail('ended_early', 'the stream ended without a finish_reason or [DONE]');
     for (const call of acc.toolCalls(this.options.onWarning)) yield { type: 'tool_call', call };
+    if (acc.usage) yield { type: 'usage', inputTokens: acc.usage.input, outputTokens: acc.usage.output };
     yield { type: 'finish', reason: mapFinishReason(acc.finishReason) };
   }
 
@@ -213,15 +220,22 @@ interface WireToolCallDelta {
 
 interface WireChunk {
   choices?: { delta?: { content?: string | null; tool_calls?: WireToolCallDelta[] }; finish_reason?: string | null }[];
+  /** With stream_options.include_usage: on the last chunk (whose choices are empty). */
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
   error?: { message?: string; code?: unknown } | string;
 }
 
 class CompletionAccumulator {
   finishReason: string | undefined;
+  usage: { input: number; output: number } | undefined;
   private readonly calls = new Map<number, { id?: string; name: string; args: string }>();
 
   /** Records tool-call fragments and the finish reason; returns the chunk's text deltas. */
   apply(chunk: WireChunk): string[] {
+    const { usage } = chunk;
+    if (usage && isCount(usage.prompt_tokens) && isCount(usage.completion_tokens)) {
+      this.usage = { input: usage.prompt_tokens, output: usage.completion_tokens };
+    }
     const choice = chunk.choices?.[0];
     if (!choice) return [];
     if (choice.finish_reason) this.finishReason = choice.finish_reason;
@@ -259,6 +273,10 @@ function parseArgs(name: string, raw: string, warn?: (message: string) => void):
   }
   warn?.(`tool call ${name}: arguments are not a JSON object, using {}: ${redact(raw)}`);
   return {};
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }
 
 function mapFinishReason(reason: string | undefined): FinishReason {

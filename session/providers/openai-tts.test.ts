@@ -113,7 +113,7 @@ describe('OpenAiTextToSpeech over HTTP', () => {
     expect(abortedAt).toBeGreaterThan(0);
     expect(stoppedAfter).toBeLessThan(100);
     expect(chunks).toHaveLength(1);
-    await waitUntil(() => fake.speeches[0]!.aborted);
+    await fake.until(() => fake.speeches[0]!.aborted, 'the speech request to be cut');
     expect(fake.speeches[0]!.bytesSent).toBeLessThan(10_000 * 48);
   });
 
@@ -123,7 +123,7 @@ describe('OpenAiTextToSpeech over HTTP', () => {
       expect(chunk.samples.length).toBeGreaterThan(0);
       break;
     }
-    await waitUntil(() => fake.speeches[0]!.aborted);
+    await fake.until(() => fake.speeches[0]!.aborted, 'the speech request to be cut');
   });
 
   it('an already-aborted signal or blank text makes no request', async () => {
@@ -169,11 +169,3 @@ describe('OpenAiTextToSpeech over HTTP', () => {
     expect(model.voices.find('echo')).toBeUndefined();
   });
 });
-
-async function waitUntil(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}

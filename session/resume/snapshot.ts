@@ -15,6 +15,8 @@ export interface SessionSnapshot {
   closedCalls?: string[];
   bargeSeq: number;
   greeted: boolean;
+  /** When the conversation first started (epoch ms): MAX_SESSION_S counts from here across resumes. */
+  openedAt?: number;
 }
 
 export interface StashEntry {

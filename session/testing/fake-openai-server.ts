@@ -118,7 +118,9 @@ class FakeServer implements FakeOpenAiServer {
     this.headers.push(flattenHeaders(req.headers));
     const reply = this.queue.shift() ?? this.scripted?.(body, index) ?? { text: 'ok' };
     const model = typeof (body as { model?: unknown }).model === 'string' ? (body as { model: string }).model : 'fake-model';
-    await this.reply(res, reply, new ChunkWriter(res, `chatcmpl-fake-${index}`, model, this.delayMs));
+    const options = (body as { stream_options?: { include_usage?: unknown } }).stream_options;
+    const usage = options?.include_usage === true ? { promptTokens: promptTokensOf(body) } : undefined;
+    await this.reply(res, reply, new ChunkWriter(res, `chatcmpl-fake-${index}`, model, this.delayMs, usage));
   }
 
   private async reply(res: ServerResponse, reply: FakeReply, out: ChunkWriter): Promise<void> {
@@ -179,9 +181,15 @@ class FakeServer implements FakeOpenAiServer {
   }
 }
 
-/** Writes `chat.completion.chunk` SSE events for one response. */
+/**
+ * Writes `chat.completion.chunk` SSE events for one response. With `usage` (the request asked for
+ * stream_options.include_usage) every chunk carries `usage: null` and a last chunk with no choices
+ * carries the counts, as OpenAI sends them: prompt tokens from the request, one completion token
+ * per content or argument piece streamed.
+ */
 class ChunkWriter {
   private first = true;
+  private pieces = 0;
   private readonly created = Math.floor(Date.now() / 1000);
 
   constructor(
@@ -189,14 +197,20 @@ class ChunkWriter {
     private readonly id: string,
     private readonly model: string,
     private readonly delayMs: number,
+    private readonly usage: { promptTokens: number } | undefined,
   ) {}
 
   delta(delta: Record<string, unknown>): Promise<void> {
+    if (delta.content || delta.tool_calls) this.pieces += 1;
     return this.chunk(delta, null);
   }
 
   async finish(reason: string): Promise<void> {
     await this.chunk({}, reason);
+    if (this.usage && !this.res.destroyed) {
+      const usage = { prompt_tokens: this.usage.promptTokens, completion_tokens: this.pieces, total_tokens: this.usage.promptTokens + this.pieces };
+      this.res.write(`data: ${JSON.stringify({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage })}\n\n`);
+    }
     if (!this.res.destroyed) this.res.end('data: [DONE]\n\n');
   }
 
@@ -210,9 +224,18 @@ class ChunkWriter {
       created: this.created,
       model: this.model,
       choices: [{ index: 0, delta, finish_reason: finishReason }],
+      ...(this.usage ? { usage: null } : {}),
     };
     this.res.write(`data: ${JSON.stringify(payload)}\n\n`);
   }
+}
+
+/** The fake's tokenizer: one token per word or punctuation run of every message, plus 3 per message. */
+function promptTokensOf(body: unknown): number {
+  const messages = (body as { messages?: Array<{ content?: unknown }> }).messages ?? [];
+  let tokens = 0;
+  for (const message of messages) tokens += 3 + (typeof message.content === 'string' ? (message.content.match(/\w+|[^\w\s]+/g)?.length ?? 0) : 0);
+  return tokens;
 }
 
 function splitText(text: string, chunkSize?: number): string[] {

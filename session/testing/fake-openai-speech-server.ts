@@ -11,6 +11,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { closeServer, ConnectionFaults, cutAfterFlush, flattenHeaders, listenOnLoopback, readBody, routeRequests, sendJson, sleep } from './fake-http.ts';
+import { Arrivals } from '../../media/testing/arrivals.ts';
 
 /** The WAV header fields of an uploaded file, read from its fmt and data chunks. */
 export interface WavInfo {
@@ -102,6 +103,8 @@ export interface FakeOpenAiSpeechServer {
   scriptTranscription(fn: (request: TranscriptionContext) => TranscriptionReply): void;
   /** Decides speech answers; the default is `toneReply(input)`. */
   scriptSpeech(fn: (request: RecordedSpeech, index: number) => SpeechReply): void;
+  /** Resolves once `check` holds: re-checked whenever a request is recorded or cut (no polling). */
+  until(check: () => boolean, what: string, timeoutMs?: number): Promise<void>;
   /** Cuts the next `count` TCP connections as soon as they open (connect-failure faults). */
   dropConnections(count: number): void;
   close(): Promise<void>;
@@ -139,6 +142,7 @@ class FakeSpeechServer implements FakeOpenAiSpeechServer {
   url = '';
   transcriptions: RecordedTranscription[] = [];
   speeches: RecordedSpeech[] = [];
+  private readonly changed = new Arrivals();
   private transcribe: (request: TranscriptionContext) => TranscriptionReply = () => 'hello';
   private speak: (request: RecordedSpeech, index: number) => SpeechReply = (request) => toneReply(request.input);
   private readonly server: Server = createServer(routeRequests((req, res, path) => this.handle(req, res, path)));
@@ -146,6 +150,10 @@ class FakeSpeechServer implements FakeOpenAiSpeechServer {
 
   dropConnections(count: number): void {
     this.faults.drop(count);
+  }
+
+  until(check: () => boolean, what: string, timeoutMs = 2000): Promise<void> {
+    return this.changed.until(() => (check() ? true : undefined), timeoutMs, () => what).then(() => undefined);
   }
 
   scriptTranscription(fn: (request: TranscriptionContext) => TranscriptionReply): void {
@@ -206,8 +214,10 @@ class FakeSpeechServer implements FakeOpenAiSpeechServer {
     };
     const index = this.transcriptions.length;
     this.transcriptions.push(record);
+    this.changed.notify();
     res.on('close', () => {
       if (!res.writableFinished) record.aborted = true;
+      this.changed.notify();
     });
     const reply = this.transcribe({ index, audioBytes, durationMs: record.durationMs, fields });
     if (typeof reply === 'string') return sendJson(res, 200, { text: reply });
@@ -252,12 +262,14 @@ class FakeSpeechServer implements FakeOpenAiSpeechServer {
     };
     const index = this.speeches.length;
     this.speeches.push(record);
+    this.changed.notify();
     const reply = this.speak(record, index);
     if ('hang' in reply) return;
     if ('status' in reply) return sendError(res, reply.status, reply.error);
 
     res.on('close', () => {
       if (!res.writableFinished) record.aborted = true;
+      this.changed.notify();
     });
     res.writeHead(200, { 'content-type': 'audio/pcm', 'transfer-encoding': 'chunked' });
     res.flushHeaders();

@@ -1,5 +1,5 @@
 import type { ServerFrame } from '../protocol/server.ts';
-import type { TurnStatus } from '../turn-runner.ts';
+import type { TurnStatus } from '../turn-contract.ts';
 
 export interface Completion {
   jobIds: string[];

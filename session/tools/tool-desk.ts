@@ -6,7 +6,7 @@ import { randomId } from '../ids.ts';
 import type { LanguageModel, ModelTool, ModelToolChoice, ToolCallRequest } from '../providers/llm.ts';
 import type { WebSearch } from '../providers/search.ts';
 import type { SessionSettings } from '../settings.ts';
-import type { TurnStatus } from '../turn-runner.ts';
+import type { TurnStatus } from '../turn-contract.ts';
 import { CompletionQueue } from './completion-queue.ts';
 import type { ToolErrorCode } from '../protocol/errors.ts';
 import { Interactions } from './interactions/interactions.ts';

@@ -25,14 +25,18 @@ export interface SpeechOutputOptions {
 }
 
 /**
- * The session's downlink: one pacer, one resampler per TTS rate, and at most one speaking turn.
- * Synthesis runs sentence by sentence in order; each sentence's audio is queued as soon as it is
- * ready, so the first audio leaves while the model is still writing.
+ * The downlink, assembled here in the order audio flows: reply text → sentences
+ * (SentenceSplitter) → TTS → the output rate (one Resampler per TTS rate) → 20 ms frames on the
+ * clock (DownlinkPacer) → the wire encoding (encodePcm) → the transport. At most one turn speaks;
+ * synthesis runs sentence by sentence in order and each sentence's audio is queued as soon as it
+ * is ready, so the first audio leaves while the model is still writing.
  */
 export class SpeechOutput {
   private readonly pacer: DownlinkPacer;
   private readonly resamplers = new Map<number, Resampler>();
   private current: SpeechTurn | undefined;
+  /** Characters handed to synthesis over the session (tts_chars). */
+  synthesizedChars = 0;
 
   constructor(private readonly options: SpeechOutputOptions) {
     this.pacer = new DownlinkPacer({
@@ -90,6 +94,7 @@ export class SpeechOutput {
 
   /** @internal */
   synthesize(text: string, voice: string, signal: AbortSignal): AsyncIterable<{ samples: Int16Array; sampleRate: number }> {
+    this.synthesizedChars += text.length;
     return this.options.tts.synthesize(text, voice, signal);
   }
 
@@ -110,7 +115,7 @@ export class SpeechOutput {
       if (offset > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       if (stopped()) break;
       const out = resampler.process(samples.subarray(offset, offset + slice));
-      this.pacer.enqueue(out);
+      this.pacer.push(out);
       queuedSamples += out.length;
     }
     return (queuedSamples * 1000) / this.options.outputRate;

@@ -7,7 +7,8 @@ import type { ConversationHistory } from '../history.ts';
 import { newTurnId } from '../ids.ts';
 import type { SpeechToText } from '../providers/asr.ts';
 import type { SessionSettings } from '../settings.ts';
-import type { TurnRecord, TurnRunner } from '../turn-runner.ts';
+import type { TurnRecord } from '../turn-contract.ts';
+import type { TurnRunner } from '../turn-runner.ts';
 import { BargeIn, DEFAULT_BARGE_IN, type BargeInHost, type BargeInPolicy } from './barge-in.ts';
 import { lexicalCue } from './lexical-cue.ts';
 import type { TurnObservation } from '../turn-observation.ts';
@@ -25,6 +26,8 @@ export interface VoiceHost extends BargeInHost {
   observeTurn(): TurnObservation;
   /** Real user speech was heard (cancels a pending end of call). */
   userSpoke(): void;
+  /** The playback report of an interrupted turn: how much of its audio was heard (usage). */
+  playbackHeard(turnId: string, heardMs: number): void;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }
 
@@ -84,7 +87,9 @@ export class VoiceController {
     last.corrected = true;
     const speech = last.record.speech;
     const unheard = Math.max(report.remaining_ms ?? 0, report.discarded_ms ?? 0);
-    const heard = speech.timeline.textAt(Math.max(0, speech.sentMs - unheard));
+    const heardMs = Math.max(0, speech.sentMs - unheard);
+    const heard = speech.timeline.textAt(heardMs);
+    this.host.playbackHeard(last.record.turnId, heardMs);
     if (last.record.historySlot) this.host.history.correctAssistant(last.record.historySlot, heard);
     this.host.send({ type: 'utterance', text: heard, turn_id: last.record.turnId, barge_seq: seq, corrected: true });
   }

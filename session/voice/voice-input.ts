@@ -1,11 +1,12 @@
 import { Endpointer, type EndpointerOptions, type TurnCue } from '../../media/endpointer.ts';
-import { lexicalCue } from './lexical-cue.ts';
+import { FrameSplitter } from '../../media/frame-splitter.ts';
 import { Pcm16Reader, rmsDbfs } from '../../media/pcm.ts';
 import { Resampler } from '../../media/resampler.ts';
 import { SilenceMonitor, type SilentMicWarning } from '../../media/silence-monitor.ts';
 import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE, type VadFactory, type VoiceActivityDetector } from '../../media/vad.ts';
 import type { SpeechToText, TranscriptionStream } from '../providers/asr.ts';
 import { FrameArrivals, type TurnEndTiming } from './frame-arrivals.ts';
+import { lexicalCue } from './lexical-cue.ts';
 
 export interface VoiceInputEvents {
   /** Sound opened a speech segment (the moment a reply pauses). */
@@ -29,9 +30,11 @@ export interface VoiceInputEvents {
 const MAX_SEGMENT_SAMPLES = VAD_SAMPLE_RATE * 60;
 
 /**
- * The uplink: wire bytes → PCM16 → 16 kHz → 20 ms frames → VAD → endpointer, with the current
- * utterance streamed into speech recognition while the user talks. The VAD may answer later
- * than it is fed (Silero runs batched); frames reach the endpointer in order once decided.
+ * The uplink, assembled here in the order audio flows: wire bytes → PCM16 (Pcm16Reader) →
+ * silence monitor → 16 kHz (Resampler) → 20 ms frames (FrameSplitter) → VAD → endpointer
+ * (onFrame) → the recognition feed: the current utterance is streamed into speech recognition
+ * while the user talks, and its transcript ends the turn. The VAD may answer later than it is fed
+ * (Silero runs batched); frames reach the endpointer in order once decided.
  */
 export class VoiceInput {
   private readonly reader = new Pcm16Reader();
@@ -39,9 +42,7 @@ export class VoiceInput {
   private readonly silence: SilenceMonitor;
   private readonly endpointer: Endpointer;
   private readonly vad: VoiceActivityDetector;
-  /** A frame being filled across pushes; undefined when the next push starts on a frame boundary. */
-  private frame: Int16Array | undefined;
-  private frameFill = 0;
+  private readonly frames: FrameSplitter;
   private asr: TranscriptionStream | undefined;
   /** The open segment's audio, kept so an eager end can be undone and re-transcribed. */
   private segment: Int16Array[] = [];
@@ -69,6 +70,10 @@ export class VoiceInput {
     this.silence = new SilenceMonitor(inputRate);
     this.endpointer = new Endpointer(endpointing);
     this.vad = vad.create((frame, speech) => this.onFrame(frame, speech));
+    this.frames = new FrameSplitter(VAD_FRAME_SAMPLES, (frame) => {
+      this.arrivals.arrive(performance.now());
+      this.vad.push(frame);
+    });
   }
 
   get speaking(): boolean {
@@ -91,31 +96,7 @@ export class VoiceInput {
       const warning = this.silence.push(samples);
       if (warning) this.events.onSilentMic(warning);
     }
-    const pcm16k = this.resampler.process(samples);
-    const now = performance.now();
-    let offset = 0;
-    while (offset < pcm16k.length) {
-      // Clients send whole 20 ms frames: those go on as views of what arrived (read-only, like
-      // every frame here), and only audio cut across pushes is copied into a frame of its own.
-      if (this.frameFill === 0 && pcm16k.length - offset >= VAD_FRAME_SAMPLES) {
-        this.arrivals.arrive(now);
-        this.vad.push(pcm16k.subarray(offset, offset + VAD_FRAME_SAMPLES));
-        offset += VAD_FRAME_SAMPLES;
-        continue;
-      }
-      this.frame ??= new Int16Array(VAD_FRAME_SAMPLES);
-      const take = Math.min(VAD_FRAME_SAMPLES - this.frameFill, pcm16k.length - offset);
-      this.frame.set(pcm16k.subarray(offset, offset + take), this.frameFill);
-      this.frameFill += take;
-      offset += take;
-      if (this.frameFill === VAD_FRAME_SAMPLES) {
-        const frame = this.frame;
-        this.frame = undefined;
-        this.frameFill = 0;
-        this.arrivals.arrive(now);
-        this.vad.push(frame);
-      }
-    }
+    this.frames.push(this.resampler.process(samples));
   }
 
   /** Drops any utterance in progress (reset, interrupt of the whole session). */

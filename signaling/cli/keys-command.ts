@@ -2,7 +2,8 @@ import { Command } from 'commander';
 import { InvalidAccountError, type KeyStore } from '../keys/key-store.ts';
 import { SqlKeyStore } from '../stores/sql/sql-key-store.ts';
 import { UsageError, type CliIo } from './cli-io.ts';
-import { withDatabase } from './database.ts';
+import { databaseSettings, withDatabase } from './database.ts';
+import { ACCOUNT_COMMANDS, ACCOUNT_USAGE, AccountUsageError, runAccountCommand } from '../usage/cli/account-commands.ts';
 
 /** `parley keys create|list|revoke`: persistent keys in the server's database, PostgreSQL or SQLite. */
 export function keysCommand(io: CliIo): Command {
@@ -54,5 +55,26 @@ export function keysCommand(io: CliIo): Command {
         throw new Error(result === 'unknown' ? `no key with id ${JSON.stringify(id)}` : `${id} is already revoked`);
       }),
     );
+  // The account commands (usage, credit, limits) keep their own option parsing: their words
+  // pass through to it unchanged, so `npm run keys -- usage --account acme` works as before.
+  for (const name of ACCOUNT_COMMANDS) {
+    keys
+      .command(name)
+      .description(`the account's ${name}; see \`parley keys ${name} --help\``)
+      .helpOption(false)
+      .allowUnknownOption()
+      .allowExcessArguments()
+      .argument('[options...]')
+      .action(async (words: string[]) => {
+        if (words.includes('--help') || words.includes('-h')) return io.stdout(`usage: parley keys <command>\n\n${ACCOUNT_USAGE}`);
+        try {
+          const code = await runAccountCommand(name, words, databaseSettings(io, keys), io);
+          if (code !== 0) throw new Error(`${name} failed`);
+        } catch (error) {
+          if (error instanceof AccountUsageError || error instanceof InvalidAccountError) throw new UsageError(error.message);
+          throw error;
+        }
+      });
+  }
   return keys;
 }

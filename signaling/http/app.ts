@@ -6,6 +6,7 @@ import { devRoutesEnabled, mountDevRoutes } from './dev-routes.ts';
 import { isLoopbackAddress } from './loopback-request.ts';
 import { mountSessionKeys } from './session-keys-route.ts';
 import { mountStatic } from './static-routes.ts';
+import { mountUsageRoutes } from './usage-routes.ts';
 import { mountObservability } from '../observability/routes.ts';
 
 /** The HTTP side: session keys, health, readiness and metrics, the demo page and the client bundle. */
@@ -63,6 +64,7 @@ function createRouter(server: ServerContext, options: { demoPage: boolean }): Ro
   const router = new Router();
   mountObservability(router, server);
   mountSessionKeys(router, server);
+  mountUsageRoutes(router, server);
   if (devRoutesEnabled(server)) {
     mountDevRoutes(router, server);
     if (!isLoopbackAddress(server.config.HOST)) server.log.warn({ host: server.config.HOST }, 'DEV_ROUTES is on while listening beyond loopback: the dev key route still answers only pages on this machine');
@@ -73,7 +75,7 @@ function createRouter(server: ServerContext, options: { demoPage: boolean }): Ro
 
 function failed(server: ServerContext, ctx: Koa.Context, error: unknown): void {
   server.log.error({ err: error instanceof Error ? error.stack : String(error), url: ctx.url.slice(0, 256) }, 'http handler failed');
-  sendHttpError(ctx, 'internal_error', 'internal error', true);
+  sendHttpError(ctx, 'internal_error', 'internal error');
 }
 
 function hasPath(ctx: Koa.Context): boolean {

@@ -6,19 +6,20 @@ import type { ServerContext } from '../context.ts';
 import { checkKey } from '../keys/credentials.ts';
 import { mintScopedKey } from '../keys/scoped-key.ts';
 import { StoreUnavailableError } from '../stores/unavailable.ts';
-import { refuseAttempts, sendHttpError, sendStoreUnavailable } from './http-error.ts';
+import { refuseAttempts, sendHttpError, sendRateLimited, sendStoreUnavailable } from './http-error.ts';
 import { bearerToken, readJsonBody } from './json-body.ts';
 
 const Body = z.object({ session_id: SessionId });
 
 /**
  * POST /api/v1/session-keys. Checks run in the order a caller can fix them: who you are (401,
- * or 429 after too many failed keys from one address), what you sent (415), what it says (400).
+ * or 429 after too many failed keys from one address), whether the account may now (429 over
+ * KEY_EXCHANGES_PER_MINUTE, 402 without credit), what you sent (415), what it says (400).
  * A key database that cannot answer is a 503 with Retry-After, never a 401.
  */
 export function mountSessionKeys(router: Router, server: ServerContext): void {
   router.post('/api/v1/session-keys', async (ctx) => {
-    if (server.draining) return sendHttpError(ctx, 'server_restarting', 'the server is restarting; retry shortly', true);
+    if (server.draining) return sendHttpError(ctx, 'server_restarting', 'the server is restarting; retry shortly');
     const waitMs = await server.attempts.refusedFor(ctx.ip);
     if (waitMs !== undefined) return refuseAttempts(ctx, waitMs);
     const token = bearerToken(ctx.get('authorization') || undefined);
@@ -33,6 +34,17 @@ export function mountSessionKeys(router: Router, server: ServerContext): void {
       const why = !checked.ok ? checked.reason : 'scoped keys cannot mint keys';
       if (token !== undefined) await server.attempts.failed(ctx.ip, 'key', why, token);
       return sendHttpError(ctx, 'unauthorized', `a valid persistent key is required in Authorization: Bearer (${why})`);
+    }
+    const account = checked.credential.account;
+    try {
+      const verdict = await server.usage.limits.consume(account, 'key_exchanges_per_minute');
+      if (!verdict.ok) return sendRateLimited(ctx, verdict.limit, verdict.retryAfterMs, verdict.detail);
+      const balance = await server.usage.credit.balance(account, true);
+      if (balance !== null && balance <= 0) return sendHttpError(ctx, 'credit_exhausted', 'the account has no credit left; top it up first');
+    } catch (error) {
+      // As a session start: never refused on a guess; enforcement resumes once the store answers.
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      server.log.warn({ err: error.message, account }, 'credit and limits unreadable: key exchange admitted');
     }
     const body = await readJsonBody(ctx, 16 * 1024);
     if (!body.ok) return sendHttpError(ctx, body.code, body.detail);

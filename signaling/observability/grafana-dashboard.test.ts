@@ -1,3 +1,4 @@
+import { PerformanceObserver } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openText, say } from '../testing/conversation.ts';
@@ -32,12 +33,22 @@ beforeAll(async () => {
   await say(client, 'hello');
   client.close();
   // Garbage enough for a few collections: the GC histogram has no series before the first one.
+  // Collections are reported asynchronously: wait until one is observed here too.
+  const collected = new Promise<void>((resolve) => {
+    const observer = new PerformanceObserver(() => {
+      observer.disconnect();
+      resolve();
+    });
+    observer.observe({ entryTypes: ['gc'] });
+  });
   let keep: unknown[] = [];
   for (let i = 0; i < 300_000; i += 1) {
     keep.push({ i });
     if (keep.length > 1000) keep = [];
   }
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await collected;
+  // Every observer of that collection (prom-client's too) is told in the same pass.
+  await new Promise((resolve) => setImmediate(resolve));
   scraped = await scrape(t.url);
 });
 afterAll(async () => {

@@ -25,13 +25,17 @@ describe('Readiness', () => {
   it('is not ready while draining, without running the checks; concurrent probes share one run', async () => {
     const readiness = new Readiness(1000);
     let runs = 0;
-    readiness.add('redis', async () => {
+    // The check answers when the test says so: both probes below arrive while it runs.
+    let answer!: () => void;
+    readiness.add('redis', () => {
       runs += 1;
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      return new Promise<void>((resolve) => (answer = resolve));
     });
     expect(await readiness.report(true)).toEqual({ ready: false, body: { status: 'draining', checks: {} } });
     expect(runs).toBe(0);
-    const [a, b] = await Promise.all([readiness.report(false), readiness.report(false)]);
+    const probes = Promise.all([readiness.report(false), readiness.report(false)]);
+    answer();
+    const [a, b] = await probes;
     expect(runs).toBe(1);
     expect(a).toEqual(b);
     expect(a.ready).toBe(true);

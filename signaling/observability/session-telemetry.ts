@@ -2,7 +2,8 @@ import type { SessionObserver, TurnScope, TurnSummary } from '../../session/obse
 import type { ToolOutcome } from '../../session/tools/types.ts';
 import type { TurnStage } from '../../session/protocol/turn-metrics.ts';
 import type { Logger } from '../log.ts';
-import { closeCodeLabel } from './metrics.ts';
+import type { FineHistogram } from './fine-histogram.ts';
+import { closeCodeLabel, errorCodeLabel } from './metrics.ts';
 import type { Observability } from './observability.ts';
 import type { TraceSpan } from './tracing.ts';
 
@@ -12,6 +13,18 @@ export interface SessionFacts {
   transport: 'websocket' | 'webrtc';
   modality: 'voice' | 'text';
   resumed: boolean;
+}
+
+/** What a WebSocket transport reports: the error frames it sends and its downlink lateness (nothing when observability is off). */
+export function socketMetrics({ metrics, active }: Observability): { errorSent(code: string): void; lateness?: FineHistogram } {
+  if (!active) return { errorSent: () => undefined };
+  return { errorSent: (code) => metrics.errors.inc({ code: errorCodeLabel(code) }), lateness: metrics.downlinkLateness.of('websocket') };
+}
+
+/** The telemetry of a session just accepted, or none when observability is off. */
+export function sessionTelemetry(observability: Observability, log: Logger, facts: SessionFacts): SessionTelemetry | undefined {
+  if (!observability.active) return undefined;
+  return new SessionTelemetry(observability, log.child({ session_id: facts.sessionId, account: facts.account }), facts);
 }
 
 /**

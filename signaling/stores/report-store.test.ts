@@ -47,6 +47,35 @@ describe.each(sqlEngines())('ReportStore with $name', (engine) => {
     expect(await h.stored('client_error')).toEqual([crash]);
   });
 
+  it('lists one account\'s reports, newest first, by period, session and kind, without the account', async () => {
+    const h = await open();
+    const at = (minute: number) => `2026-03-01T10:${String(minute).padStart(2, '0')}:00.000Z`;
+    const put = (kind: ReportKind, id: string, account: string, minute: number, session = 'call-1') =>
+      h.store.append(kind, { id, received_at: at(minute), account, session_id: session, text: id });
+    await put('feedback', 'fb_1', 'acme', 1);
+    await put('feedback', 'fb_2', 'other', 2);
+    await put('client_error', 'ce_1', 'acme', 3, 'call-2');
+    await put('feedback', 'fb_3', 'acme', 4);
+    const all = await h.store.list({ account: 'acme', limit: 10 });
+    expect(all.reports.map((r) => [r.kind, r.id])).toEqual([['feedback', 'fb_3'], ['client_error', 'ce_1'], ['feedback', 'fb_1']]);
+    expect(all.reports.every((r) => !('account' in r))).toBe(true);
+    expect(all.truncated).toBe(false);
+    expect((await h.store.list({ account: 'acme', from: at(2), to: at(4), limit: 10 })).reports.map((r) => r.id)).toEqual(['ce_1']);
+    expect((await h.store.list({ account: 'acme', sessionId: 'call-1', limit: 10 })).reports.map((r) => r.id)).toEqual(['fb_3', 'fb_1']);
+    expect((await h.store.list({ account: 'acme', kind: 'client_error', limit: 10 })).reports.map((r) => r.id)).toEqual(['ce_1']);
+    expect(await h.store.list({ account: 'acme', limit: 2 })).toMatchObject({ truncated: true, reports: [{ id: 'fb_3' }, { id: 'ce_1' }] });
+  });
+
+  if (engine.name === 'sqlite') {
+    it('the JSON-lines listing includes the rotated file', async () => {
+      const dir = join((await engine.settings()).DATA_DIR, 'rotating');
+      const store = new JsonLinesReportStore(dir, 200);
+      for (let i = 0; i < 4; i += 1) await store.append('feedback', { id: `fb_${i}`, received_at: `2026-03-01T10:0${i}:00.000Z`, account: 'acme', session_id: 's', text: 'x'.repeat(60) });
+      expect(readFileSync(join(dir, 'feedback.jsonl.1'), 'utf8')).toContain('fb_');
+      expect((await store.list({ account: 'acme', limit: 10 })).reports.map((r) => r.id)).toEqual(['fb_3', 'fb_2']);
+    });
+  }
+
   it('a report that cannot be stored rejects (the sender is not acknowledged)', async () => {
     const h = await open();
     await h.breakIt();

@@ -10,9 +10,12 @@ import { createRateCounter, createRateLimiter, type LimiterOptions, type RateCou
 import { RedisConnection } from './redis/redis-connection.ts';
 import { RedisLiveSessions } from './redis/redis-live-sessions.ts';
 import { RedisResumeStash } from './redis/redis-resume-stash.ts';
-import { openSqlDatabase } from './sql/sql-database.ts';
+import type { AccountBook, UsageLedger } from '../usage/usage-ports.ts';
+import { SqlAccountBook } from './sql/sql-account-book.ts';
+import { openSqlDatabase, type SqlDatabase, type SqlSettings } from './sql/sql-database.ts';
 import { SqlKeyStore } from './sql/sql-key-store.ts';
 import { SqlReportStore } from './sql/sql-report-store.ts';
+import { SqlUsageLedger } from './sql/sql-usage-ledger.ts';
 import type { StoreLog } from './unavailable.ts';
 
 /** One shared dependency as /readyz reports it. */
@@ -25,6 +28,10 @@ export interface DependencyCheck {
 export interface Stores {
   keys: KeyStore;
   reports: ReportStore;
+  /** Usage per turn, in the keys' database. */
+  ledger: UsageLedger;
+  /** Credit balances and per-account limit overrides, in the keys' database. */
+  accounts: AccountBook;
   stash: ResumeStash;
   live: LiveSessionStore;
   /** A counter for a rate limit: `points` per `durationS` per key, across processes with Redis. */
@@ -71,6 +78,8 @@ export async function createStores(config: StoreConfig, log: StoreLog): Promise<
     }
     return {
       keys: new SqlKeyStore(database),
+      ledger: new SqlUsageLedger(database),
+      accounts: new SqlAccountBook(database),
       reports: database.engine === 'postgres' ? new SqlReportStore(database, config.REPORTS_MAX_ROWS) : new JsonLinesReportStore(config.DATA_DIR, config.REPORTS_MAX_BYTES),
       stash,
       live,
@@ -90,4 +99,21 @@ export async function createStores(config: StoreConfig, log: StoreLog): Promise<
     await database.close();
     throw error;
   }
+}
+
+/**
+ * The operator's CLIs (keys, usage, credit, limits): the deployment's database as the servers
+ * see it (PostgreSQL when DATABASE_URL is set, else SQLite in DATA_DIR), migrated first. Safe
+ * beside running servers: migrations serialise (advisory lock / immediate transaction).
+ */
+export async function openCliDatabase(env: { DATA_DIR?: string | undefined; DATABASE_URL?: string | undefined }): Promise<SqlDatabase> {
+  const settings: SqlSettings = { DATA_DIR: env.DATA_DIR || './data', DATABASE_URL: env.DATABASE_URL || undefined };
+  const database = openSqlDatabase(settings);
+  try {
+    await database.migrate();
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  return database;
 }

@@ -51,18 +51,26 @@ export async function spawnServer(env: Record<string, string> = {}): Promise<Chi
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   };
-  const deadline = Date.now() + 30_000;
-  while (!stdout.includes('listening')) {
-    if (child.exitCode !== null) {
+  // Started once it says so on stdout; an early exit fails at once.
+  await new Promise<void>((resolve, reject) => {
+    let started = false;
+    const fail = (message: string): void => {
+      if (started) return;
+      clearTimeout(timer);
       kill();
-      throw new Error(`server exited early (${child.exitCode}): ${stderr}`);
-    }
-    if (Date.now() > deadline) {
-      kill();
-      throw new Error(`server did not start: ${stdout} ${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+      reject(new Error(message));
+    };
+    const timer = setTimeout(() => fail(`server did not start: ${stdout} ${stderr}`), 30_000);
+    const check = (): void => {
+      if (started || !stdout.includes('listening')) return;
+      started = true;
+      clearTimeout(timer);
+      resolve();
+    };
+    child.stdout?.on('data', check);
+    void exited.then(({ code }) => fail(`server exited early (${code}): ${stderr}`));
+    check();
+  });
   const url = `http://127.0.0.1:${port}`;
   return { process: child, port, url, wsUrl: `ws://127.0.0.1:${port}/ws`, key, stdout: () => stdout, stderr: () => stderr, exited, kill };
 }

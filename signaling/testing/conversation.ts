@@ -11,8 +11,9 @@ import { startSession, WsTestClient } from './ws-test-client.ts';
 
 type FrameOf<T extends ServerFrame['type']> = Extract<ServerFrame, { type: T }>;
 
-/** Generous bound for anything the server should do "at once". */
-export const WAIT_MS = 10_000;
+import { WAIT_MS } from '../../session/testing/conversation.ts';
+
+export { expectAlive, longSay, say, waitError, waitTurn, WAIT_MS, type Reply } from '../../session/testing/conversation.ts';
 
 /** A fresh, valid session id. */
 export function sid(prefix = 'test'): string {
@@ -43,53 +44,10 @@ export async function openText(
   return { client, ready, sessionId };
 }
 
-export interface Reply {
-  turnId: string;
-  /** Types of every frame carrying this turn id, in arrival order. */
-  types: string[];
-  deltas: string;
-  utterance: FrameOf<'utterance'> | undefined;
-  done: FrameOf<'done'>;
-}
-
-/** Waits for `done` of one turn and collects what the turn sent. */
-export async function waitTurn(client: WsTestClient, turnId: string, timeoutMs = WAIT_MS): Promise<Reply> {
-  const done = await client.waitFor('done', (f) => f.turn_id === turnId, timeoutMs);
-  return {
-    turnId,
-    types: client.turnTypes(turnId),
-    deltas: client.all('text_delta').filter((f) => f.turn_id === turnId).map((f) => f.delta).join(''),
-    utterance: client.all('utterance').find((f) => f.turn_id === turnId),
-    done,
-  };
-}
-
-/** Sends input_text and waits for the whole reply to it. */
-export async function say(client: WsTestClient, text: string, timeoutMs = WAIT_MS): Promise<Reply & { asr: FrameOf<'asr'> }> {
-  const after = client.frames.length;
-  client.send({ type: 'input_text', text });
-  const asr = await client.waitFor('asr', (f) => f.text === text && f.input_source === 'text', timeoutMs, after);
-  expect(asr.turn_id, 'asr of input_text carries the reply turn_id').toEqual(expect.any(String));
-  const reply = await waitTurn(client, asr.turn_id as string, timeoutMs);
-  return { ...reply, asr };
-}
-
 /** An abnormal drop, as a lost network causes it: no close handshake. */
 export async function dropConnection(client: WsTestClient): Promise<void> {
   client.ws.terminate();
   await client.waitClose();
-}
-
-/** A complete, well-formed round trip: the session is alive and answering. */
-export async function expectAlive(client: WsTestClient, text = 'hello there'): Promise<void> {
-  const reply = await say(client, text);
-  expect(reply.done.status).toBe('completed');
-  expect(reply.utterance?.text.length).toBeGreaterThan(0);
-}
-
-/** Waits for the next error frame with `code` (from `after` on). */
-export function waitError(client: WsTestClient, code: string, after = 0, timeoutMs = WAIT_MS): Promise<FrameOf<'error'>> {
-  return client.waitFor('error', (f) => f.code === code, timeoutMs, after);
 }
 
 /** A fatal rejection: exactly one error frame with this code and retryable value, then this close code. */
@@ -120,16 +78,15 @@ export async function expectStartRejected(
   return error;
 }
 
-/** Polls a condition (no timing assertion: only a generous upper bound). */
+/**
+ * Polls a condition (no timing assertion: only a generous upper bound). Only for state held by
+ * other processes or engines (Redis, PostgreSQL, a second server), which sends this process no
+ * event to wait on; in-process state has its own waits (TestServer.whenStashed, whenSessions).
+ */
 export async function eventually(predicate: () => boolean | Promise<boolean>, timeoutMs = WAIT_MS, what = 'condition'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-}
-
-/** `'say '` plus n distinct words: the local model repeats it back, one word per delta. */
-export function longSay(words = 60): string {
-  return `say ${Array.from({ length: words }, (_, i) => `word${i}`).join(' ')}`;
 }

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { Arrivals } from '../../media/testing/arrivals.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -14,6 +15,8 @@ export interface ServerProcess {
   /** http://host:port from the listening line. */
   readonly url: string;
   stdout(): string;
+  /** Resolves with the first match of `pattern` in stdout, as soon as it is printed. */
+  untilStdout(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
   stderr(): string;
   readonly exited: Promise<number | null>;
   /** SIGTERM (the server drains) and the exit code; the whole process group is killed after `graceMs`. */
@@ -33,8 +36,21 @@ export async function spawnServerProcess(
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stdout = '';
   let stderr = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  // Waits on stdout re-check on every chunk (and fail at once when the process is gone).
+  const printed = new Arrivals();
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    printed.notify();
+  });
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  void exited.then(() => printed.notify());
+  const untilStdout = (pattern: RegExp, timeoutMs = 5000): Promise<RegExpExecArray> =>
+    printed.until(
+      () => pattern.exec(stdout) ?? undefined,
+      timeoutMs,
+      () => `${pattern} on stdout: ${stdout}${stderr}`,
+      () => (child.exitCode !== null || child.signalCode !== null ? `the server exited (${child.exitCode ?? child.signalCode})` : undefined),
+    );
   const killGroup = (): void => {
     try {
       if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
@@ -45,20 +61,18 @@ export async function spawnServerProcess(
   process.once('exit', killGroup);
   void exited.then(() => process.off('exit', killGroup));
 
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
-  let url: string | undefined;
-  while (!(url = (options.listening ?? LISTENING).exec(stdout)?.[1])) {
-    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}) before listening: ${stdout}${stderr}`);
-    if (Date.now() > deadline) {
-      killGroup();
-      throw new Error(`server did not listen in time: ${stdout}${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
+  let url: string;
+  try {
+    url = (await untilStdout(options.listening ?? LISTENING, options.timeoutMs ?? 30_000))[1]!;
+  } catch (error) {
+    killGroup();
+    throw error;
   }
   return {
     child,
     url,
     stdout: () => stdout,
+    untilStdout,
     stderr: () => stderr,
     exited,
     async stop(graceMs = 15_000) {

@@ -28,10 +28,10 @@ async function callWith(sound: string | undefined) {
   ws.send({ type: 'webrtc_offer', sdp: await peer.offer() });
   await peer.accept((await ws.waitFor('webrtc_answer')).sdp);
   await Promise.race([ws.waitFor('ready', () => true, 8000), peer.waitFor('ready')]);
-  while (!peer.controlOpen) await new Promise((r) => setTimeout(r, 10));
+  await peer.waitControlOpen();
   peer.sendControl({ type: 'inject_context', message_id: 'm1', role: 'user', text: `say ${REPLY}` });
   const turnId = (await peer.waitFor('inject_context_ack')).turn_id!;
-  while (peer.packetArrivals.length === 0) await new Promise((r) => setTimeout(r, 10));
+  await peer.waitReceived(1);
   await new Promise((r) => setTimeout(r, 1200 - (performance.now() - peer.packetArrivals[0]!)));
   const soundAt = performance.now();
   if (sound) void peer.stream(concat(loadFixture(sound, 48000), roomTone(2500, 48000)));

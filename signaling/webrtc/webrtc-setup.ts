@@ -13,7 +13,7 @@ export interface WebRtcHooks {
   sendError(code: WsErrorCode, detail: string): void;
   /** The call is connected and its session built: the connection takes it over. */
   onSession(session: Session, transport: WebRtcTransport): void;
-  /** Uplink control text from the data channel. */
+  /** Uplink control text from the data channel, within the frame size limit. */
   onControl(text: string): void;
   /** The peer connection failed or closed. */
   onGone(): void;
@@ -59,7 +59,7 @@ export class WebRtcSetup {
       loopbackOnly: config.WEBRTC_LOOPBACK_ONLY,
       portRange: config.WEBRTC_PORT_MIN && config.WEBRTC_PORT_MAX ? [config.WEBRTC_PORT_MIN, config.WEBRTC_PORT_MAX] : undefined,
       onAudio: (frame) => this.session?.handlePcm(frame),
-      onControl: (text) => this.hooks.onControl(text),
+      onControl: (text) => this.onControl(text),
       onControlOpen: () => undefined,
       onConnected: () => this.onConnected(peer),
       onGone: () => this.hooks.onGone(),
@@ -97,5 +97,18 @@ export class WebRtcSetup {
     // Opus both ways at the media rate; the session sees plain PCM16 and resamples nothing.
     this.session = this.prepared.build(transport, { inputRate: MEDIA_RATE, outputRate: MEDIA_RATE, encoding: 'pcm16' });
     this.hooks.onSession(this.session, transport);
+  }
+
+  /** The socket's frame limit holds here too; nothing a peer sends may throw out of its event handler. */
+  private onControl(text: string): void {
+    const { MAX_FRAME_BYTES } = this.server.config;
+    if (text.length > MAX_FRAME_BYTES) {
+      return this.hooks.sendError('frame_too_large', `control message of ${text.length} characters exceeds MAX_FRAME_BYTES (${MAX_FRAME_BYTES})`);
+    }
+    try {
+      this.hooks.onControl(text);
+    } catch (error) {
+      this.server.log.error({ err: error instanceof Error ? error.stack : String(error) }, 'control frame handling failed');
+    }
   }
 }

@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openSqlDatabase } from '../stores/sql/sql-database.ts';
 import { SqlKeyStore } from '../stores/sql/sql-key-store.ts';
 import { expectAlive, expectFatal, expectStartRejected, sid, textStart, WAIT_MS } from '../testing/conversation.ts';
@@ -100,8 +99,8 @@ describe('WebSocket authentication: start frame api_key', () => {
 
   it('an expired scoped key → unauthorized', async () => {
     const sessionId = sid('expired');
-    const key = t.scopedKey(sessionId, { ttlS: 1 });
-    await sleep(1100);
+    // Minted 2 s ago with a 1 s lifetime.
+    const key = t.scopedKey(sessionId, { ttlS: 1, mintedAt: Date.now() - 2000 });
     await expectStartRejected(t.wsUrl, { ...textStart(sessionId), api_key: key }, 'unauthorized', 4401);
     await expectHandshakeRefused(bearer(key));
   });
@@ -142,8 +141,16 @@ describe('WebSocket authentication: scoped key expiry on a live connection', () 
   });
 
   it('a live session on a persistent key is not ended by time', async () => {
-    const { client } = await startSession(t.wsUrl, { ...textStart(sid(), { greeting: false }), api_key: t.key });
-    await sleep(2100);
+    // The server's timers run on a fake clock from before the session starts (the sockets stay
+    // real): were an expiry armed, the 2.1 simulated seconds would fire it.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    let client: WsTestClient;
+    try {
+      ({ client } = await startSession(t.wsUrl, { ...textStart(sid(), { greeting: false }), api_key: t.key }));
+      await vi.advanceTimersByTimeAsync(2100);
+    } finally {
+      vi.useRealTimers();
+    }
     await expectAlive(client);
     expect(client.closed).toBeUndefined();
     expect(client.all('error')).toEqual([]);

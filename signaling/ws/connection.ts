@@ -1,4 +1,5 @@
-import type { RawData, WebSocket } from 'ws';
+import type { Duplex } from 'node:stream';
+import type { WebSocket } from 'ws';
 import type { Session } from '../../session/session.ts';
 import type { ServerContext } from '../context.ts';
 import { errorFrame, WS_ERRORS, type ErrorCode, type WsErrorCode } from '../../session/protocol/errors.ts';
@@ -7,16 +8,18 @@ import type { StartFrame } from '../../session/protocol/start.ts';
 import type { HandshakeAuth } from './authenticate.ts';
 import type { RegisteredSession } from '../session-registry.ts';
 import { prepareSession, type PreparedSession } from './open-session.ts';
-import { acceptOneShot } from './one-shot.ts';
+import { answerOneShot } from './one-shot.ts';
+import { StartRefusals } from './start-refusals.ts';
 import type { ClientFrameOf } from '../../session/protocol/client.ts';
-import { StoreUnavailableError } from '../stores/unavailable.ts';
 import { LiveRecord } from './live-record.ts';
-import { WebSocketTransport } from './ws-transport.ts';
+import { FrameBacklog } from './frame-backlog.ts';
+import { messageBytes, WebSocketTransport } from './ws-transport.ts';
 import { WebRtcSetup } from '../webrtc/webrtc-setup.ts';
 import type { WebRtcTransport } from '../webrtc/webrtc-transport.ts';
 import type { Transport } from '../../session/transport.ts';
-import { SessionTelemetry } from '../observability/session-telemetry.ts';
-import { errorCodeLabel } from '../observability/metrics.ts';
+import { sessionTelemetry, socketMetrics, type SessionFacts, type SessionTelemetry } from '../observability/session-telemetry.ts';
+import type { AccountLimit } from '../../session/protocol/usage.ts';
+import { gateInputText } from '../usage/input-text-gate.ts';
 
 /**
  * One WebSocket from upgrade to close: waits for the start frame, opens (or resumes) the
@@ -25,6 +28,7 @@ import { errorCodeLabel } from '../observability/metrics.ts';
  */
 export class Connection implements RegisteredSession {
   sessionId = '';
+  private account = '';
   private session: Session | undefined;
   /** The conversation's lease and stash entry, from the accepted start on. */
   private record: LiveRecord | undefined;
@@ -38,28 +42,24 @@ export class Connection implements RegisteredSession {
   private telemetry: SessionTelemetry | undefined;
   private startTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
-  /** Frames that arrived while an asynchronous start was being opened. */
-  private backlog: Array<{ bytes: Buffer; isBinary: boolean }> | undefined;
+  /** Frames that arrived while a start or an input_text verdict was being decided. */
+  private readonly backlog = new FrameBacklog((bytes, isBinary) => this.onMessage(bytes, isBinary));
   private registered = false;
   private failing = false;
   private ended = false;
-  /** Resume attempts refused on this socket: past RESUME_FAILURES_PER_CONNECTION it is closed. */
-  private failedResumes = 0;
+  private readonly refusals: StartRefusals;
 
   constructor(
-    private readonly ws: WebSocket,
+    ws: WebSocket,
+    socket: Duplex,
     private readonly server: ServerContext,
     private readonly handshake: HandshakeAuth | undefined,
-    /** The client's address, for the failed-attempt counts. */
-    private readonly address: string,
+    address: string,
   ) {
-    const { metrics, active } = server.observability;
-    this.transport = new WebSocketTransport(ws, server.config, (code, detail) => this.fail(code, detail), {
-      errorSent: active ? (code) => metrics.errors.inc({ code: errorCodeLabel(code) }) : () => undefined,
-      ...(active ? { lateness: metrics.downlinkLateness.of('websocket') } : {}),
-    });
+    this.refusals = new StartRefusals(server, handshake, address);
+    this.transport = new WebSocketTransport(ws, socket, server.config, (code, detail) => this.fail(code, detail), socketMetrics(server.observability));
     this.frames = this.transport;
-    ws.on('message', (data, isBinary) => this.onMessage(toBuffer(data), isBinary));
+    ws.on('message', (data, isBinary) => this.onMessage(messageBytes(data), isBinary));
     // A connected WebRTC call outlives its signaling socket (SPEC): only the peer ends it.
     ws.on('close', (code) => {
       if (!this.webrtc?.connected) this.teardown(code);
@@ -80,16 +80,17 @@ export class Connection implements RegisteredSession {
     this.fail(code, 'the server is restarting; reconnect and resume with your resume_token');
   }
 
+  warnRestart(inMs: number): void {
+    this.session?.closing.announce('restart', inMs, true);
+  }
+
   checkpoint(): void {
     if (this.session && !this.failing && !this.ended) this.record?.checkpoint(this.session);
   }
 
   private onMessage(bytes: Buffer, isBinary: boolean): void {
     this.transport.checkBacklog();
-    if (this.backlog) {
-      this.backlog.push({ bytes, isBinary });
-      return;
-    }
+    if (this.backlog.keep(bytes, isBinary)) return;
     try {
       if (bytes.length > this.server.config.MAX_FRAME_BYTES) {
         return this.sendError('frame_too_large', `frame of ${bytes.length} bytes exceeds MAX_FRAME_BYTES (${this.server.config.MAX_FRAME_BYTES})`);
@@ -123,6 +124,16 @@ export class Connection implements RegisteredSession {
       return;
     }
     if (!this.session) return this.sendError('not_ready', `${frame.type} arrived before ready; the call is still connecting`);
+    if (frame.type === 'input_text') {
+      const session = this.session;
+      const held = gateInputText(this.server.usage.limits, this.account, {
+        pass: () => session.handle(frame),
+        refuse: (detail, retryAfterMs, limit) => this.sendError('rate_limited', detail, { retry_after_ms: retryAfterMs, limit }),
+      });
+      // A verdict still to come holds every later frame, so frames keep their order.
+      if (held) this.backlog.hold(held);
+      return;
+    }
     this.session.handle(frame);
   }
 
@@ -137,35 +148,18 @@ export class Connection implements RegisteredSession {
     if (parsed.frame.type === 'feedback' || parsed.frame.type === 'client_error') return this.onOneShot(parsed.frame);
     if (parsed.frame.type !== 'start') return this.fail('invalid_start_frame', `the first frame must be start, got ${parsed.frame.type}`);
     const start = parsed.frame;
-    this.backlog = [];
-    this.onStart(start).catch((error: unknown) => {
-      this.server.log.error({ err: error instanceof Error ? error.stack : String(error), session_id: start.session_id }, 'opening the session failed');
-      this.fail('internal_error', 'internal error while opening the session');
-    }).finally(() => {
-      const waiting = this.backlog ?? [];
-      this.backlog = undefined;
-      for (const frame of waiting) this.onMessage(frame.bytes, frame.isBinary);
-    });
+    this.backlog.hold(
+      this.onStart(start).catch((error: unknown) => {
+        this.server.log.error({ err: error instanceof Error ? error.stack : String(error), session_id: start.session_id }, 'opening the session failed');
+        this.fail('internal_error', 'internal error while opening the session');
+      }),
+    );
   }
 
   /** A report on a socket of its own: store, acknowledge, close cleanly. */
   private onOneShot(frame: ClientFrameOf<'feedback' | 'client_error'>): void {
     clearTimeout(this.startTimer);
-    void acceptOneShot(this.server, this.handshake, frame).then(
-      async (result) => {
-        if (!result.ok) {
-          await this.server.attempts.failed(this.address, 'key', result.detail, frame.api_key ?? this.handshake?.token, frame.session_id);
-          return this.fail('unauthorized', result.detail);
-        }
-        this.transport.sendFrame(result.ack);
-        this.transport.close(1000, 'reported');
-      },
-      (error: unknown) => {
-        if (error instanceof StoreUnavailableError) return this.fail('store_unavailable', 'the report could not be stored right now; send it again shortly');
-        this.server.log.error({ err: String(error) }, 'storing a report failed');
-        this.fail('internal_error', 'the report could not be stored');
-      },
-    );
+    answerOneShot(this.server, this.handshake, frame, { transport: this.transport, refusals: this.refusals, fail: (code, detail) => this.fail(code, detail) });
   }
 
   private async onStart(start: StartFrame): Promise<void> {
@@ -176,7 +170,7 @@ export class Connection implements RegisteredSession {
 
   private async start(start: StartFrame): Promise<void> {
     this.sessionId = start.session_id;
-    const waitMs = await this.server.attempts.refusedFor(this.address);
+    const waitMs = await this.refusals.waitMs();
     if (waitMs !== undefined) return this.tooManyAttempts(waitMs);
     const prepared = await prepareSession(this.server, this.handshake, start, { admit: () => this.admit(), onTurnEnd: () => this.checkpoint() });
     // Until the session begins, a conversation this start took is given back if the start ends.
@@ -184,15 +178,10 @@ export class Connection implements RegisteredSession {
     if (this.ended) return this.giveBack();
     if (!prepared.ok) {
       this.leaveRegistry();
-      if (prepared.code === 'unauthorized') await this.server.attempts.failed(this.address, 'key', prepared.detail, start.api_key ?? this.handshake?.token, start.session_id);
-      if (prepared.code !== 'resume_failed') return this.fail(prepared.code, prepared.detail);
       // A failed resume leaves the socket open: the client may start fresh on it, a few times.
-      await this.server.attempts.failed(this.address, 'resume', prepared.detail, start.resume_token, start.session_id);
-      this.failedResumes += 1;
-      if (this.failedResumes >= this.server.config.RESUME_FAILURES_PER_CONNECTION) {
-        return this.fail('too_many_attempts', `${this.failedResumes} resume attempts failed on this socket; open a new one to start fresh`);
-      }
-      return this.sendError(prepared.code, prepared.detail);
+      const refusal = await this.refusals.startRefused(prepared.code, prepared.detail, start);
+      const limit = prepared.limit ? { retry_after_ms: prepared.retryAfterMs, limit: prepared.limit } : {};
+      return refusal.fatal ? this.fail(refusal.code, refusal.detail, limit) : this.sendError(refusal.code, refusal.detail);
     }
     if (this.server.draining) return this.fail('server_restarting', 'the server is restarting; reconnect and resume with your resume_token');
     clearTimeout(this.startTimer);
@@ -201,22 +190,27 @@ export class Connection implements RegisteredSession {
       this.fail('resumed_elsewhere', 'this conversation was resumed on another connection with its resume token'),
     );
     this.record = record;
-    await record.register();
+    this.account = prepared.credential.account;
+    // MAX_SESSIONS_PER_ACCOUNT: counted in the live-session registry, across processes with Redis.
+    const joined = await record.register(prepared.maxSessions);
     if (this.ended) return;
+    if (joined !== 'acquired') return this.fail('rate_limited', joined.detail, { retry_after_ms: joined.retryAfterMs, limit: 'max_sessions' });
     if (prepared.credential.kind === 'scoped') this.armExpiry(prepared.credential.expiresAt);
-    const telemetry = this.server.observability.active
-      ? new SessionTelemetry(this.server.observability, this.server.log.child({ session_id: this.sessionId, account: prepared.credential.account }), {
-          sessionId: this.sessionId, account: prepared.credential.account, transport, modality: prepared.settings.modality, resumed: prepared.resumed,
-        })
-      : undefined;
-    this.telemetry = telemetry;
+    const { credential } = prepared;
+    const facts: SessionFacts = { sessionId: this.sessionId, account: prepared.credential.account, transport, modality: prepared.settings.modality, resumed: prepared.resumed };
+    const telemetry = (this.telemetry = sessionTelemetry(this.server.observability, this.server.log, facts));
     const observed: PreparedSession = { ...prepared, build: (on, media) => prepared.build(on, media, telemetry) };
     const begin = (session: Session): void => {
       this.session = session;
       this.untaken = undefined;
-      session.log.info({ modality: session.settings.modality, transport, key_kind: prepared.credential.kind, resumed: prepared.resumed }, 'session started');
+      session.log.info({ modality: session.settings.modality, transport, key_kind: credential.kind, resumed: prepared.resumed }, 'session started');
       session.begin(record.token);
       record.checkpoint(session);
+      if (credential.kind === 'scoped') {
+        // SPEC's two-hour window ends with the scoped key: announced ahead, then closed (resumable with a fresh key).
+        clearTimeout(this.expiryTimer);
+        session.closing.plan('session_window', credential.expiresAt - Date.now(), true, () => this.expire());
+      }
     };
     if (transport === 'websocket') return begin(observed.build(this.transport));
     // WebRTC: ready waits until the peer is connected, so the greeting is never spoken into a
@@ -229,16 +223,7 @@ export class Connection implements RegisteredSession {
         this.webrtcTransport = transport;
         begin(session);
       },
-      onControl: (text) => {
-        try {
-          if (text.length > this.server.config.MAX_FRAME_BYTES) {
-            return this.sendError('frame_too_large', `control message of ${text.length} characters exceeds MAX_FRAME_BYTES (${this.server.config.MAX_FRAME_BYTES})`);
-          }
-          this.onText(text);
-        } catch (error) {
-          this.server.log.error({ err: error instanceof Error ? error.stack : String(error) }, 'control frame handling failed');
-        }
-      },
+      onControl: (text) => this.onText(text),
       onGone: () => this.teardown(this.webrtcTransport?.closeCode ?? 1006),
     });
     this.startTimer = setTimeout(() => this.fail('start_timeout', 'the WebRTC call did not connect in time'), this.server.config.START_TIMEOUT_MS * 3);
@@ -268,24 +253,28 @@ export class Connection implements RegisteredSession {
   /** SPEC: expiry also ends a connection still using the key (and the call stays resumable). */
   private armExpiry(expiresAt: number): void {
     const delay = Math.min(Math.max(0, expiresAt - Date.now()), 2 ** 31 - 1);
-    this.expiryTimer = setTimeout(() => this.fail('key_expired', 'the scoped key expired; mint a new one and resume with your resume_token'), delay);
+    this.expiryTimer = setTimeout(() => this.expire(), delay);
   }
 
-  private sendError(code: ErrorCode, detail: string): void {
-    this.frames.sendFrame(errorFrame(code, detail));
+  private expire(): void {
+    this.fail('key_expired', 'the scoped key expired; mint a new one and resume with your resume_token');
+  }
+
+  private sendError(code: ErrorCode, detail: string, extra: { retry_after_ms?: number | undefined; limit?: AccountLimit | undefined } = {}): void {
+    this.frames.sendFrame({ ...errorFrame(code, detail), ...definedOf(extra) });
   }
 
   /**
    * A fatal error: the frame, then the close code documented for it. A live conversation is
    * stashed first, because the client may reconnect to another process the moment it hears.
    */
-  private fail(code: WsErrorCode, detail: string): void {
+  private fail(code: WsErrorCode, detail: string, extra: Parameters<Connection['sendError']>[2] = {}): void {
     if (this.ended || this.failing) return;
     this.failing = true;
     const spec = WS_ERRORS[code];
     const closeCode = 'close' in spec ? spec.close : 1011;
     const close = (): void => {
-      this.sendError(code, detail);
+      this.sendError(code, detail, extra);
       this.frames.close(closeCode, code);
       this.teardown(closeCode);
     };
@@ -336,8 +325,6 @@ export class Connection implements RegisteredSession {
   }
 }
 
-function toBuffer(data: RawData): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.from(data);
+function definedOf<T extends object>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
 }

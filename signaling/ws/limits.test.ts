@@ -1,7 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, expectAlive, expectFatal, openText, sid, textStart, WAIT_MS } from '../testing/conversation.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { expectAlive, expectFatal, openText, sid, textStart, WAIT_MS } from '../testing/conversation.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { WsTestClient } from '../testing/ws-test-client.ts';
 
@@ -26,7 +25,7 @@ describe('MAX_SESSIONS → server_busy', () => {
     await expectAlive(first.client);
     first.client.close();
     await first.client.waitClose();
-    await eventually(() => t.server.context.sessions.size === 0, WAIT_MS, 'the first session to be released');
+    await t.whenSessions(0);
 
     const third = await openText(t, { greeting: false });
     await expectAlive(third.client);
@@ -34,7 +33,7 @@ describe('MAX_SESSIONS → server_busy', () => {
     await third.client.waitClose();
     first.client.assertProtocol();
     third.client.assertProtocol();
-    await eventually(() => t.server.context.sessions.size === 0, WAIT_MS, 'the third session to be released');
+    await t.whenSessions(0);
   });
 
   it('sockets that have not started, or were refused, do not take the slot', async () => {
@@ -48,19 +47,19 @@ describe('MAX_SESSIONS → server_busy', () => {
     session.client.close();
     idle.close();
     await session.client.waitClose();
-    await eventually(() => t.server.context.sessions.size === 0, WAIT_MS, 'the session to be released');
+    await t.whenSessions(0);
     session.client.assertProtocol();
   });
 
   it('a session that ends abruptly (socket terminated) releases its slot', async () => {
     const first = await openText(t, { greeting: false });
     first.client.ws.terminate();
-    await eventually(() => t.server.context.sessions.size === 0, WAIT_MS, 'the terminated session to be released');
+    await t.whenSessions(0);
     const next = await openText(t, { greeting: false });
     await expectAlive(next.client);
     next.client.close();
     await next.client.waitClose();
-    await eventually(() => t.server.context.sessions.size === 0, WAIT_MS, 'the session to be released');
+    await t.whenSessions(0);
   });
 });
 
@@ -84,8 +83,16 @@ describe('START_TIMEOUT_MS → start_timeout', () => {
   });
 
   it('a start in time cancels the timer: the session outlives the start timeout', async () => {
-    const { client } = await openText(t, { greeting: false });
-    await sleep(700);
+    // The server's timers run on a fake clock from before the socket opens (the socket stays
+    // real): a start timer left armed would fire in the 700 simulated milliseconds.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    let client: WsTestClient;
+    try {
+      ({ client } = await openText(t, { greeting: false }));
+      await vi.advanceTimersByTimeAsync(700);
+    } finally {
+      vi.useRealTimers();
+    }
     await expectAlive(client);
     expect(client.closed).toBeUndefined();
     expect(client.all('error')).toEqual([]);
@@ -105,7 +112,10 @@ describe('heartbeat', () => {
 
   it('a peer that answers pings stays connected across many heartbeats', async () => {
     const { client } = await openText(t, { greeting: false });
-    await sleep(600);
+    await new Promise<void>((resolve) => {
+      let pings = 0;
+      client.ws.on('ping', () => (pings += 1) === 6 && resolve());
+    });
     await expectAlive(client);
     expect(client.closed).toBeUndefined();
     client.close();
@@ -120,9 +130,9 @@ describe('heartbeat', () => {
     });
     const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
     ws.send(JSON.stringify({ type: 'start', ...textStart(sid(), { greeting: false }), api_key: t.key }));
-    await eventually(() => t.server.context.sessions.size === 1, WAIT_MS, 'the session to register');
-    const code = await Promise.race([closed, sleep(WAIT_MS).then(() => -1)]);
-    expect(code).not.toBe(-1);
-    await eventually(() => t.server.context.sessions.size === 0, WAIT_MS, 'the dead peer to be released');
+    await t.whenSessions(1);
+    // The server terminates it: no close frame reaches the client (1006).
+    expect(await closed).toBe(1006);
+    await t.whenSessions(0);
   });
 });

@@ -7,6 +7,9 @@ import type { LiveSession } from '../stores/live-sessions.ts';
 
 let leases = 0;
 
+/** A start refused for the account's concurrent sessions may try again this soon. */
+const CONCURRENCY_RETRY_MS = 2000;
+
 /**
  * What the deployment knows of one live conversation: its lease in the live-session registry and
  * its resume-stash entry under the token its ready frame carries. With a shared stash the entry
@@ -33,9 +36,14 @@ export class LiveRecord {
     return this.state !== 'live';
   }
 
-  /** Joins the live-session registry (no per-account limit here; the usage limits pass one). */
-  async register(): Promise<void> {
-    await this.server.stores.live.acquire(this.lease, 0);
+  /**
+   * Joins the live-session registry unless the account already holds `maxPerAccount` live
+   * sessions there (0: no limit), atomically across processes.
+   */
+  async register(maxPerAccount: number): Promise<'acquired' | { detail: string; retryAfterMs: number }> {
+    if ((await this.server.stores.live.acquire(this.lease, maxPerAccount)) === 'acquired') return 'acquired';
+    // A session of the account may end any moment: worth trying again soon.
+    return { detail: `the account already has ${maxPerAccount} live sessions, its limit`, retryAfterMs: CONCURRENCY_RETRY_MS };
   }
 
   release(): void {

@@ -11,6 +11,7 @@ import { checkToolChoice, validateTools } from '../../session/protocol/tools.ts'
 import type { Credential } from '../keys/credentials.ts';
 import { StoreUnavailableError } from '../stores/unavailable.ts';
 import { authenticateStart, type HandshakeAuth } from './authenticate.ts';
+import { admitSession, type Refusal } from '../usage/admission.ts';
 
 export interface PreparedSession {
   ok: true;
@@ -19,11 +20,13 @@ export interface PreparedSession {
   resumed: boolean;
   /** The stash entry a resume took: given back if the session never begins. */
   taken: { token: string; entry: StashEntry } | undefined;
+  /** The account's concurrent-session limit, for the live-session registry (0: none). */
+  maxSessions: number;
   /** Builds the session on its transport; `media` overrides the pipeline's formats (WebRTC); `observer` measures it. */
   build(transport: Transport, media?: SessionDeps['media'], observer?: SessionObserver): Session;
 }
 
-export type PrepareResult = PreparedSession | { ok: false; code: WsErrorCode; detail: string };
+export type PrepareResult = PreparedSession | { ok: false; code: WsErrorCode; detail: string; retryAfterMs?: number; limit?: Refusal['limit'] };
 
 export interface SessionHooks {
   /** Takes a live-session slot; false when the process is full (server_busy). */
@@ -61,12 +64,29 @@ async function prepare(server: ServerContext, handshake: HandshakeAuth | undefin
   const auth = await authenticateStart(server, handshake, start.api_key, start.session_id);
   if (!auth.ok) return { ok: false, code: 'unauthorized', detail: auth.detail };
   if (mode.voice !== undefined && !server.voices.find(mode.voice)) return { ok: false, code: 'invalid_start_frame', detail: `mode.voice: unknown voice "${mode.voice}"` };
+  // Checked before anything is taken: a refused start leaves a resume token as it was.
+  const admitted = await admitSession(server.usage, auth.credential.account, server.log);
+  if (!admitted.ok) return admitted;
+  return prepareAdmitted(server, start, auth.credential, tools, hooks, admitted.maxSessions);
+}
+
+/** The rest of a start once the account may open a session: resume, settings, features, dependencies. */
+async function prepareAdmitted(
+  server: ServerContext,
+  start: StartFrame,
+  credential: Credential,
+  tools: ReturnType<typeof validateTools> | undefined,
+  hooks: SessionHooks,
+  maxSessions: number,
+): Promise<PrepareResult> {
+  const { config } = server;
+  const mode = start.mode;
 
   let taken: PreparedSession['taken'];
   const resumes = server.observability.metrics.resume;
   if (start.resume_token !== undefined) {
     // Not this caller's conversation: refused, and left for its owner.
-    const result = await server.stores.stash.take(start.resume_token, { account: auth.credential.account, sessionId: start.session_id });
+    const result = await server.stores.stash.take(start.resume_token, { account: credential.account, sessionId: start.session_id });
     if (result.status === 'not_owner') {
       resumes.inc({ outcome: 'refused' });
       return { ok: false, code: 'resume_failed', detail: 'resume token belongs to another account or session; start again without it' };
@@ -87,7 +107,7 @@ async function prepare(server: ServerContext, handshake: HandshakeAuth | undefin
     if (taken) await server.stores.stash.giveBack(taken.token, taken.entry);
     return { ok: false, code, detail };
   };
-  const badChoice = checkToolChoice(settings.toolChoice, settings.tools, { webSearch: settings.webSearch, endCall: settings.endCall, serverTools });
+  const badChoice = checkToolChoice(settings.toolChoice, settings.tools, { webSearch: settings.webSearch, endCall: settings.endCall, serverTools: server.serverTools.names() });
   if (badChoice) return refuse('invalid_tools', badChoice);
   if (settings.modality === 'voice' && !start.audio) return refuse('invalid_start_frame', 'audio is required for a voice session');
   if (settings.webSearch && !server.search) return refuse('web_search_unavailable', 'mode.web_search needs a search backend: the server has no SEARCH_URL configured');
@@ -103,7 +123,7 @@ async function prepare(server: ServerContext, handshake: HandshakeAuth | undefin
     ...(observer ? { observer } : {}),
     llm: server.llm,
     voices: server.voices,
-    log: server.log.child({ session_id: start.session_id, account: auth.credential.account }),
+    log: server.log.child({ session_id: start.session_id, account: credential.account }),
     ...(server.search ? { search: server.search } : {}),
     tools: {
       defaultTimeoutMs: config.TOOL_TIMEOUT_MS,
@@ -111,12 +131,13 @@ async function prepare(server: ServerContext, handshake: HandshakeAuth | undefin
       permissionTimeoutMs: config.PERMISSION_TIMEOUT_S * 1000,
       deepModel: config.LLM_DEEP_MODEL,
       interactions: { INTERACTION_QUEUE_DEADLINE_S: config.INTERACTION_QUEUE_DEADLINE_S, INTERACTION_QUEUE_DEADLINE_ROUNDS: config.INTERACTION_QUEUE_DEADLINE_ROUNDS },
-      server: { tools: server.serverTools, session: { id: start.session_id, account: auth.credential.account } },
+      server: { tools: server.serverTools, session: { id: start.session_id, account: credential.account } },
     },
     endCallGraceMs: config.END_CALL_GRACE_MS,
     historyMaxChars: config.HISTORY_MAX_CHARS,
     signOff: config.WRAP_UP_SIGN_OFF,
     ...(settings.modality === 'voice' && server.voice.ok ? { voice: server.voice } : {}),
+    ...server.usage.sessionDeps(credential.account, start.session_id),
     onTurnEnd: () => hooks.onTurnEnd(),
   };
   const session = new Session(start.session_id, settings, deps);
@@ -125,5 +146,5 @@ async function prepare(server: ServerContext, handshake: HandshakeAuth | undefin
   };
   // Counted once the start will run (a later refusal gave the token back: not a resume).
   if (taken) resumes.inc({ outcome: 'resumed' });
-  return { ok: true, credential: auth.credential, settings, resumed: taken !== undefined, taken, build };
+  return { ok: true, credential, settings, resumed: taken !== undefined, taken, maxSessions, build };
 }

@@ -103,6 +103,7 @@ describe('start frame tools → invalid_tools, close 4400', () => {
     ['web_search declared while mode.web_search is true', { web_search: true, tools: [tool('web_search')] }],
     ['end_call declared while mode.end_call is true', { end_call: true, tools: [tool('end_call')] }],
     ['an always-managed name (think_deeply)', { tools: [tool('think_deeply')] }],
+    ['a tool_choice naming an undeclared tool', { tools: [tool('lookup')], tool_choice: { tool: 'nope' } }],
   ];
   it.each(cases)('%s', async (_label, mode) => {
     const error = await expectStartRejected(t.wsUrl, text(mode), 'invalid_tools', 4400);

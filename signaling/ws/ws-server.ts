@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { HTTP_ERRORS } from '../../session/protocol/errors.ts';
 import type { ServerContext } from '../context.ts';
 import { checkKey } from '../keys/credentials.ts';
 import { bearerToken } from '../http/json-body.ts';
@@ -64,7 +65,7 @@ export function createWebSocketEndpoint(server: ServerContext): WebSocketEndpoin
         const state = liveness.get(ws);
         if (state) state.alive = true;
       });
-      new Connection(ws, server, handshake, address);
+      new Connection(ws, socket, server, handshake, address);
     });
   };
 
@@ -130,7 +131,7 @@ export function guardSocket(socket: Duplex, server: ServerContext): void {
 export function refuseUpgrade(socket: Duplex, refusal: Refusal): void {
   if (socket.destroyed) return;
   const retry = 'retryAfterMs' in refusal;
-  const body = JSON.stringify({ code: refusal.code, detail: refusal.detail, retryable: retry, ...(retry ? { retry_after_ms: refusal.retryAfterMs } : {}) });
+  const body = JSON.stringify({ code: refusal.code, detail: refusal.detail, retryable: HTTP_ERRORS[refusal.code].retryable, ...(retry ? { retry_after_ms: refusal.retryAfterMs } : {}) });
   const retryAfter = retry ? `Retry-After: ${Math.ceil(refusal.retryAfterMs / 1000)}\r\n` : '';
   socket.end(
     `HTTP/1.1 ${refusal.status} ${REASONS[refusal.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retryAfter}Connection: close\r\n\r\n${body}`,

@@ -1,4 +1,5 @@
-import type { WebSocket } from 'ws';
+import type { Duplex } from 'node:stream';
+import type { RawData, WebSocket } from 'ws';
 import type { Config } from '../config.ts';
 import type { WsErrorCode } from '../../session/protocol/errors.ts';
 import type { ServerFrame } from '../../session/protocol/server.ts';
@@ -17,8 +18,13 @@ export class WebSocketTransport implements Transport {
   private reported = false;
   private recheck: NodeJS.Timeout | undefined;
 
+  /**
+   * `socket` is the one the HTTP server handed to the upgrade, which ws.handleUpgrade writes
+   * every frame into (ws-transport.test.ts checks that corking it batches ws's writes).
+   */
   constructor(
     private readonly ws: WebSocket,
+    private readonly socket: Duplex,
     private readonly limits: Pick<Config, 'AUDIO_BACKLOG_BYTES' | 'SEND_BACKLOG_LIMIT_BYTES' | 'SLOW_CONSUMER_MS'>,
     private readonly onSlowConsumer: (code: WsErrorCode, detail: string) => void,
     private readonly metrics: { errorSent(code: string): void; lateness?: FineHistogram },
@@ -46,13 +52,11 @@ export class WebSocketTransport implements Transport {
    */
   private batch(): void {
     if (this.corked) return;
-    const socket = (this.ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
-    if (!socket) return;
     this.corked = true;
-    socket.cork();
+    this.socket.cork();
     process.nextTick(() => {
       this.corked = false;
-      socket.uncork();
+      this.socket.uncork();
     });
   }
 
@@ -96,4 +100,11 @@ export class WebSocketTransport implements Transport {
       setImmediate(() => this.onSlowConsumer('slow_consumer', detail));
     }
   }
+}
+
+/** An incoming message's bytes as one Buffer, whatever shape ws delivered it in. */
+export function messageBytes(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
 }

@@ -30,10 +30,11 @@ describe('a client that stops reading', () => {
     let sent = 0;
     while (sent < 40000 && !client.closed) {
       for (let i = 0; i < 500; i += 1) client.send({ type: 'tool_result', id: `${pad}-${sent++}`, content: null });
-      await new Promise((r) => setTimeout(r, 10));
+      // Let the socket take the batch before the next one.
+      await new Promise((r) => setImmediate(r));
     }
-    // Stay stalled long enough for the server to work through them and give up on us.
-    await new Promise((r) => setTimeout(r, 4000));
+    // Stay stalled until the server gives up on us: it stashes the call as it closes it.
+    await t.whenStashed(ready.resume_token);
     socket.resume();
     const closed = await client.waitClose(30000);
     expect(closed.code).toBe(4429);

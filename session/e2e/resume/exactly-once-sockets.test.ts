@@ -2,10 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../providers/llm.ts';
 import { EPISODE_TOOLS, episodeReply, goText, ResultLedger, resultToken } from '../../testing/exactly-once.ts';
 import { Rng } from '../../testing/rng.ts';
-import { eventually, sid, textStart, WAIT_MS } from '../../../signaling/testing/conversation.ts';
+import { sid, textStart, WAIT_MS } from '../../../signaling/testing/conversation.ts';
 import { useServerWithFakeModel } from '../../../signaling/testing/fake-model-server.ts';
 import { startSession, type WsTestClient } from '../../../signaling/testing/ws-test-client.ts';
-import { stashed } from '../../../signaling/testing/stashed.ts';
 
 /**
  * The exactly-once episodes end to end: the same scripted model behind the fake
@@ -84,8 +83,8 @@ async function episode(seed: number): Promise<{ produced: number; lost: string[]
         }
         convo.client.ws.terminate();
         await convo.client.waitClose();
-        await eventually(() => servers.t.server.context.sessions.size === 0, WAIT_MS, 'the dropped session to leave');
-        await eventually(() => stashed(servers.t.server.context) > 0, WAIT_MS, 'the conversation to be stashed');
+        await servers.t.whenSessions(0);
+        await servers.t.whenStashed(convo.token);
         await convo.open(true);
         for (const [id, state] of known) if (state === 'answered') await deliver(id);
       }
@@ -106,7 +105,7 @@ async function episode(seed: number): Promise<{ produced: number; lost: string[]
   if (!finalRequest) stuck.push('no model request for the final turn');
   const verdict = ledger.verdict(finalRequest?.messages ?? []);
   convo.client.close();
-  await eventually(() => servers.t.server.context.sessions.size === 0, WAIT_MS, 'the session to end');
+  await servers.t.whenSessions(0);
   return { produced: ledger.producedCount, lost: verdict.lost, doubled: verdict.doubled, stuck, drops };
 }
 

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, expectAlive, expectFatal, say, sid, textStart, WAIT_MS } from '../../../signaling/testing/conversation.ts';
+import { expectAlive, expectFatal, say, sid, textStart, WAIT_MS } from '../../../signaling/testing/conversation.ts';
 import { startTestServer, type TestServer } from '../../../signaling/testing/test-server.ts';
 import { startSession, WsTestClient } from '../../../signaling/testing/ws-test-client.ts';
-import { stashed } from '../../../signaling/testing/stashed.ts';
 
 /**
  * A resuming start is checked in full (capacity, tools, tool choice, voice, key) before its
@@ -25,7 +24,8 @@ async function droppedConversation(sessionId: string, mode: Record<string, unkno
   await say(client, 'my name is Grace');
   client.ws.terminate();
   await client.waitClose();
-  await eventually(() => stashed(t.server.context) > 0 && t.server.context.sessions.size === 0, WAIT_MS, 'the conversation to be stashed');
+  await t.whenStashed(ready.resume_token);
+  await t.whenSessions(0);
   return ready.resume_token;
 }
 
@@ -43,7 +43,7 @@ async function expectResumes(sessionId: string, token: string): Promise<void> {
   expect(reply.deltas).toContain('Grace');
   client.close();
   await client.waitClose();
-  await eventually(() => t.server.context.sessions.size === 0, WAIT_MS, 'the session to end');
+  await t.whenSessions(0);
   client.assertProtocol();
 }
 
@@ -59,7 +59,7 @@ describe('a refused resume keeps its token', () => {
 
     for (const occupant of occupants) occupant.close();
     await Promise.all(occupants.map((o) => o.waitClose()));
-    await eventually(() => t.server.context.sessions.size === 0, WAIT_MS, 'the slot to free');
+    await t.whenSessions(0);
     await expectResumes(sessionId, token);
   });
 

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { eventually, sid, textStart, waitError, WAIT_MS } from '../../../signaling/testing/conversation.ts';
+import { sid, textStart, waitError, WAIT_MS } from '../../../signaling/testing/conversation.ts';
 import { useServerWithFakeModel } from '../../../signaling/testing/fake-model-server.ts';
 import { startSession, WsTestClient } from '../../../signaling/testing/ws-test-client.ts';
-import { stashed } from '../../../signaling/testing/stashed.ts';
 
 /**
  * The model calls two client tools in one turn; one result arrives, then the socket drops while
@@ -38,7 +37,7 @@ describe('a tool result across a drop', () => {
     await flush(client, voice);
     client.ws.terminate();
     await client.waitClose();
-    await eventually(() => stashed(servers.t.server.context) > 0, WAIT_MS, 'the conversation to be stashed');
+    await servers.t.whenStashed(ready.resume_token);
 
     const again = await startSession(servers.t.wsUrl, { ...textStart(sessionId, { greeting: false }), api_key: servers.t.key, resume_token: ready.resume_token });
     servers.fake.enqueue({ text: 'Beta is in.' });
@@ -51,7 +50,8 @@ describe('a tool result across a drop', () => {
     servers.fake.enqueue({ text: 'Both done.' }, { text: 'Still both.' });
     again.client.send({ type: 'input_text', text: 'what did they say?' });
     await again.client.waitFor('done', (f) => f.status === 'completed', WAIT_MS, asked);
-    await eventually(() => lastRequestText().includes('what did they say?'), WAIT_MS, 'the model request');
+    // The fake model records a request as it arrives, so the completed turn's request is in.
+    expect(lastRequestText()).toContain('what did they say?');
     expect(occurrences(lastRequestText(), 'ALPHA-RESULT'), 'the result that arrived before the drop').toBe(1);
     expect(occurrences(lastRequestText(), 'BETA-RESULT'), 'the result sent after the resume').toBe(1);
 
@@ -62,7 +62,7 @@ describe('a tool result across a drop', () => {
     expect(error.detail).toContain('already closed');
     again.client.send({ type: 'input_text', text: 'and now?' });
     await again.client.waitFor('done', (f) => f.status === 'completed', WAIT_MS, resent);
-    await eventually(() => lastRequestText().includes('and now?'), WAIT_MS, 'the next model request');
+    expect(lastRequestText()).toContain('and now?');
     expect(occurrences(lastRequestText(), 'ALPHA-RESULT')).toBe(1);
     again.client.close();
     again.client.assertProtocol();

@@ -2,10 +2,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startTestServer, type TestServer } from '../../../signaling/testing/test-server.ts';
 import { startSession, type WsTestClient } from '../../../signaling/testing/ws-test-client.ts';
-import { sid, textStart } from '../../../signaling/testing/conversation.ts';
+import { eventually, sid, textStart } from '../../../signaling/testing/conversation.ts';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../../testing/fake-openai-server.ts';
 import { defineTool, ServerToolSet, toolResult as reportOutcome, type ServerTool, type ServerToolContext } from '../../tools/server-tool.ts';
-import { ask, done, request, requests, toolNames, toolResult, transfer, until, waitRequests, WAIT_MS, type Rig } from './tool-test-kit.ts';
+import { ask, done, request, requests, toolNames, toolResult, WAIT_MS, type Rig } from './tool-test-kit.ts';
+
+const transfer = { name: 'transfer', description: 'Move money', requires_permission: true };
+// The server-side tool runs in this process but tells the test nothing: its side effects are polled.
+const until = (predicate: () => boolean, what: string): Promise<void> => eventually(predicate, WAIT_MS, what);
+const waitRequests = (rig: Rig, count: number): Promise<void> => until(() => rig.fake.requests.length >= count, `${count} model request(s)`);
 
 /**
  * Server-side tools (createServer's `tools`): run by the server with the client tools' outcome,

@@ -51,7 +51,3 @@ export interface Ask {
   rounds: number;
   watchdog: NodeJS.Timeout | undefined;
 }
-
-export function isTerminal(state: NarrationState | undefined): boolean {
-  return state === 'superseded' || state === 'cancelled' || state === 'failed' || state === 'resolved';
-}

@@ -1,5 +1,5 @@
 import type { ServerFrame } from '../../protocol/server.ts';
-import type { TurnStatus } from '../../turn-runner.ts';
+import type { TurnStatus } from '../../turn-contract.ts';
 import type { Ask, CloseState, NarrationState } from './interaction.ts';
 
 /** A narration turn in flight, as the queue can act on it. */

@@ -21,12 +21,9 @@ afterAll(async () => {
 async function moved(act: () => Promise<void>): Promise<(name: string, labels?: Record<string, string>) => number> {
   const before = await scrape(t.url);
   await act();
-  let after: PromScrape = await scrape(t.url);
-  // Closes are counted when the server has seen them.
-  for (let i = 0; i < 100 && after.value('parley_sessions_active') > 0; i += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    after = await scrape(t.url);
-  }
+  // Closes are counted when the server has seen them: once every session has left its registry.
+  await t.whenSessions(0);
+  const after: PromScrape = await scrape(t.url);
   return (name, labels = {}) => after.value(name, labels) - before.value(name, labels);
 }
 

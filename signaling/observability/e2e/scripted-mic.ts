@@ -34,12 +34,20 @@ export class ScriptedMic {
   async replay(vads: VadFactory, options: EndpointerOptions): Promise<Moment[]> {
     // A fresh detector fed the same frames from the session's start decides as the session's did.
     const voiced: boolean[] = [];
-    const vad = vads.create((_frame, speech) => voiced.push(speech));
+    let decided: () => void = () => undefined;
+    const vad = vads.create((_frame, speech) => {
+      voiced.push(speech);
+      decided();
+    });
     for (const frame of this.frames) vad.push(frame);
-    // A detector decides whole windows (Silero's are 32 ms): two frames of silence after the last
-    // (every stream here ends in silence) complete the window it falls in.
-    for (let pad = 0; pad < 2; pad += 1) vad.push(new Int16Array(VAD_FRAME_SAMPLES));
-    while (voiced.length < this.frames.length) await new Promise((resolve) => setTimeout(resolve, 5));
+    // A detector decides whole windows (Silero's are 32 ms, maybe answered later): frames of
+    // silence after the last (every stream here ends in silence) complete the window it falls
+    // in. Wait for the detector's answer to each, not for time.
+    while (voiced.length < this.frames.length) {
+      const answered = new Promise<void>((resolve) => (decided = resolve));
+      vad.push(new Int16Array(VAD_FRAME_SAMPLES));
+      await answered;
+    }
     vad.free();
     const endpointer = new Endpointer(options);
     const moments: Moment[] = [];

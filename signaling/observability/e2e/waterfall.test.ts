@@ -176,7 +176,7 @@ describe('the per-turn waterfall', () => {
       // Let the reply play a while, then talk over it.
       await client.waitFor('text_delta', (f) => f.turn_id === turnId, 8000);
       const audioFrom = client.audio.length;
-      while (client.audio.length < audioFrom + 10) await new Promise((resolve) => setTimeout(resolve, 20));
+      await client.waitAudio(audioFrom + 9, 8000);
       const bargeFrom = mic.sentAt.length;
       const from = client.frames.length;
       // Sustained speech confirms the interruption (the default policy), after the pause.

@@ -69,7 +69,7 @@ describe('migrations on sqlite: a database from before migrations', () => {
 
     const database = openSqlDatabase({ DATA_DIR });
     try {
-      expect(await database.migrate()).toEqual(['0001_accounts_and_keys']);
+      expect(await database.migrate()).toEqual(['0001_accounts_and_keys', '0003_usage_ledger_credit_limits']);
       expect(await new SqlKeyStore(database).lookup(key)).toEqual({ status: 'active', id: 'key_0123456789ab', account: 'oldco' });
       expect(await database.db.selectFrom('accounts').selectAll().execute()).toEqual([{ name: 'oldco', created_at: '2024-01-02T03:04:05.000Z' }]);
     } finally {

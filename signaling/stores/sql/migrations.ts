@@ -1,6 +1,9 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { Engine } from './schema.ts';
 
+/** SQLite stores it as REAL; PostgreSQL as an 8-byte float. */
+const DOUBLE = 'double precision';
+
 /**
  * The schema's history, oldest first; names sort in the order they run. Never edit a migration
  * that has shipped: add the next one. Migrations shared by both engines use only what both
@@ -36,6 +39,43 @@ const shared: Record<string, Migration> = {
         ON CONFLICT (name) DO NOTHING`.execute(db);
     },
   },
+  '0003_usage_ledger_credit_limits': {
+    // The usage ledger (one row per metered interval), credit balances, per-account limit overrides.
+    async up(db: Kysely<unknown>) {
+      let ledger = db.schema
+        .createTable('usage_ledger')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account', 'text', (c) => c.notNull())
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('turn_id', 'text')
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('day', 'text', (c) => c.notNull());
+      for (const meter of ['session_s', 'audio_in_s', 'audio_out_s', 'audio_heard_s', 'asr_s']) {
+        ledger = ledger.addColumn(meter, DOUBLE, (c) => c.notNull().defaultTo(0));
+      }
+      for (const meter of ['llm_input_tokens', 'llm_output_tokens', 'think_input_tokens', 'think_output_tokens', 'tts_chars', 'tool_calls', 'llm_tokens_estimated', 'think_tokens_estimated']) {
+        ledger = ledger.addColumn(meter, 'integer', (c) => c.notNull().defaultTo(0));
+      }
+      await ledger.addColumn('units', DOUBLE, (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.createIndex('usage_ledger_account_at').on('usage_ledger').columns(['account', 'at']).execute();
+      await db.schema.createIndex('usage_ledger_account_session').on('usage_ledger').columns(['account', 'session_id']).execute();
+      await db.schema
+        .createTable('credit')
+        .addColumn('account', 'text', (c) => c.primaryKey())
+        .addColumn('balance', DOUBLE, (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('account_limits')
+        .addColumn('account', 'text', (c) => c.primaryKey())
+        .addColumn('max_sessions', 'integer')
+        .addColumn('session_starts_per_minute', 'integer')
+        .addColumn('key_exchanges_per_minute', 'integer')
+        .addColumn('input_text_per_second', 'integer')
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
 };
 
 const postgresOnly: Record<string, Migration> = {
@@ -56,7 +96,9 @@ const postgresOnly: Record<string, Migration> = {
 };
 
 export function migrationsFor(engine: Engine): Record<string, Migration> {
-  return engine === 'postgres' ? { ...shared, ...postgresOnly } : { ...shared };
+  const all = engine === 'postgres' ? { ...shared, ...postgresOnly } : { ...shared };
+  // Kysely runs them in name order; kept sorted so a listing reads the same.
+  return Object.fromEntries(Object.entries(all).sort(([a], [b]) => a.localeCompare(b)));
 }
 
 /** Brings the schema to the latest version; resolves with the names of the migrations it ran. */

@@ -27,6 +27,47 @@ export interface Tables {
     /** jsonb: the report's fields as received (never the key); written as JSON text. */
     body: ColumnType<unknown, string, never>;
   };
+  usage_ledger: {
+    /** The interval's id (`<meter run>:<n>`): a retried write finds it and skips. */
+    id: string;
+    account: string;
+    session_id: string;
+    /** The turn whose done closed the interval; null for the session's last interval. */
+    turn_id: string | null;
+    /** When the interval closed. */
+    at: string;
+    /** UTC day of `at` (YYYY-MM-DD), for totals per day. */
+    day: string;
+    session_s: number;
+    audio_in_s: number;
+    audio_out_s: number;
+    audio_heard_s: number;
+    asr_s: number;
+    llm_input_tokens: number;
+    llm_output_tokens: number;
+    think_input_tokens: number;
+    think_output_tokens: number;
+    tts_chars: number;
+    tool_calls: number;
+    llm_tokens_estimated: number;
+    think_tokens_estimated: number;
+    units: number;
+  };
+  /** Accounts with a credit balance; an account without a row is unlimited. */
+  credit: {
+    account: string;
+    balance: number;
+    updated_at: string;
+  };
+  /** Per-account limit overrides: NULL follows the default, 0 is no limit. */
+  account_limits: {
+    account: string;
+    max_sessions: number | null;
+    session_starts_per_minute: number | null;
+    key_exchanges_per_minute: number | null;
+    input_text_per_second: number | null;
+    updated_at: string;
+  };
 }
 
 export type Engine = 'sqlite' | 'postgres';

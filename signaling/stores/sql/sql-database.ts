@@ -11,6 +11,8 @@ import { EngineHealth, type StoreLog } from '../unavailable.ts';
 export interface SqlDatabase {
   readonly engine: Engine;
   readonly db: Kysely<Tables>;
+  /** SQLite only: the file's own handle, for the ledger's synchronous prepared writes. */
+  readonly sqliteFile?: Database.Database;
   /** Every store query runs through it: failures become StoreUnavailableError, outages are logged once. */
   readonly health: EngineHealth;
   /** Runs pending migrations (safe to call from several processes at once); returns their names. */
@@ -42,11 +44,15 @@ function openSqlite(dataDir: string, log: StoreLog): SqlDatabase {
     // WAL lets the server read while the CLI writes; busy_timeout rides out the brief write locks.
     file.pragma('journal_mode = WAL');
     file.pragma('busy_timeout = 5000');
+    // With WAL, NORMAL keeps every commit through a process crash (what the usage ledger and the
+    // keys promise); only an OS crash or power cut may lose the last commits. FULL would sync the
+    // disk at every turn's ledger write.
+    file.pragma('synchronous = NORMAL');
   } catch (error) {
     file.close();
     throw error;
   }
-  return wrap('sqlite', new Kysely<Tables>({ dialect: new ImmediateSqliteDialect({ database: file }) }), log);
+  return { ...wrap('sqlite', new Kysely<Tables>({ dialect: new ImmediateSqliteDialect({ database: file }) }), log), sqliteFile: file };
 }
 
 function openPostgres(url: string, log: StoreLog): SqlDatabase {

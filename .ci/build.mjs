@@ -33,7 +33,7 @@ const LOCK = join(ROOT, 'node_modules/.cache/parley-build.lock');
 const ASSET_DIRS = ['signaling', 'session', 'media', 'client/demo'];
 const ASSET = /\.(mjs|html|js|css)$/;
 const NOT_SHIPPED = /\.test\.|\/testing\/|\/e2e\//;
-const DEVELOPMENT_ONLY = ['media/webrtc/media-worker-entry.mjs', 'media/webrtc/werift-patch.mjs'];
+const DEVELOPMENT_ONLY = ['media/webrtc/media-worker-entry.mjs'];
 const BIN = 'signaling/cli/parley.js';
 
 const require = createRequire(import.meta.url);

@@ -26,8 +26,12 @@ class SileroThread {
   dead = false;
   readonly ready: Promise<void>;
 
+  /** [busy, stopping]: shared with the thread so the process's exit can wait out a batch in flight. */
+  private readonly control = new Int32Array(new SharedArrayBuffer(8));
+
   constructor(modelPath: string) {
-    this.worker = new Worker(ENTRY, { execArgv: [], stdout: false, stderr: false, workerData: { modelPath } });
+    this.worker = new Worker(ENTRY, { execArgv: [], stdout: false, stderr: false, workerData: { modelPath, control: this.control } });
+    process.once('exit', this.quiesce);
     // Sessions hold the process open, not an idle detector thread.
     this.worker.unref();
     let ready!: () => void;
@@ -66,8 +70,21 @@ class SileroThread {
   }
 
   stop(): Promise<number> {
+    process.off('exit', this.quiesce);
+    this.quiesce();
     return this.worker.terminate();
   }
+
+  /**
+   * The process is exiting: no new batch starts, and the exit waits (at most 500 ms) for the one
+   * in flight. onnxruntime aborts the whole process (Napi::Error, exit 134) when its thread is
+   * torn down in the middle of a run; an idle thread goes quietly.
+   */
+  private readonly quiesce = (): void => {
+    Atomics.store(this.control, 1, 1);
+    const deadline = Date.now() + 500;
+    while (Atomics.load(this.control, 0) === 1 && Date.now() < deadline) Atomics.wait(this.control, 0, 1, 50);
+  };
 }
 
 let shared: SileroThread | undefined;

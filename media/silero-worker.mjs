@@ -23,7 +23,13 @@ try {
 }
 const sr = new ort.Tensor('int64', BigInt64Array.from([16000n]), []);
 
+// [busy, stopping] (silero-thread.ts): while the process exits no run starts, and the exit waits
+// for busy to clear.
+const control = workerData.control;
+
 port.on('message', async ({ id, batch, width, input, state }) => {
+  if (Atomics.load(control, 1) === 1) return;
+  Atomics.store(control, 0, 1);
   // The batch fills the arrays' starts; the arrays go back with the answer to be used again.
   const batchState = state.subarray(0, 2 * batch * 128);
   try {
@@ -39,5 +45,8 @@ port.on('message', async ({ id, batch, width, input, state }) => {
     port.postMessage({ t: 'done', id, probabilities, input, state }, [probabilities.buffer, input.buffer, state.buffer]);
   } catch (error) {
     port.postMessage({ t: 'failed', id, error: String(error?.message ?? error) });
+  } finally {
+    Atomics.store(control, 0, 0);
+    Atomics.notify(control, 0);
   }
 });

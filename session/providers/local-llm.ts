@@ -1,3 +1,4 @@
+import { abortableDelay } from './abortable-delay.ts';
 import type { LanguageModel, ModelEvent, ModelRequest } from './llm.ts';
 import { composeLocalReply } from './local-reply.ts';
 import { plannedToolCall, replyToToolResults } from './local-tools.ts';
@@ -30,21 +31,4 @@ export class LocalLanguageModel implements LanguageModel {
     }
     yield { type: 'finish', reason: 'stop' };
   }
-}
-
-/**
- * Resolves after `ms`, or at once when `signal` aborts. On the global timers (not
- * node:timers/promises), so the unit tests' fake clock paces the local model too.
- */
-export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -1,4 +1,4 @@
-import { abortableDelay } from '../providers/local-llm.ts';
+import { abortableDelay } from '../providers/abortable-delay.ts';
 import { ModelError, type ChatMessage, type LanguageModel, type ModelEvent, type ModelRequest, type ModelTool, type ModelToolChoice } from '../providers/llm.ts';
 
 export interface FakeToolCall {

@@ -1,5 +1,6 @@
 import { SqlAccountBook } from '../stores/sql/sql-account-book.ts';
-import { openSqlDatabase, type SqlDatabase, type SqlSettings } from '../stores/sql/sql-database.ts';
+import { openCliDatabase } from '../stores/stores.ts';
+import type { SqlDatabase, SqlSettings } from '../stores/sql/sql-database.ts';
 import { SqlUsageLedger } from '../stores/sql/sql-usage-ledger.ts';
 import type { AccountBook, UsageLedger } from '../usage/usage-ports.ts';
 
@@ -16,12 +17,6 @@ export interface UsageStore {
  * query-builder write path PostgreSQL uses.
  */
 export async function openUsageStore(settings: SqlSettings, options: { portable?: boolean } = {}): Promise<UsageStore> {
-  const database = openSqlDatabase(settings);
-  try {
-    await database.migrate();
-  } catch (error) {
-    await database.close();
-    throw error;
-  }
+  const database = await openCliDatabase(settings);
   return { database, ledger: new SqlUsageLedger(database, options), book: new SqlAccountBook(database), close: () => database.close() };
 }

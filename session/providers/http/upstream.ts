@@ -12,6 +12,7 @@ import { Pool, errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
 import { describeError, errorBodyText, isRetryableStatus, redact, type Failure, type FailureKind, type ServiceName } from './failure.ts';
 import { errorFromFailure, type ProviderError, type ProviderErrorClass } from '../provider-error.ts';
+import { abortableDelay } from '../abortable-delay.ts';
 
 export interface UpstreamOptions {
   /** e.g. `https://api.openai.com/v1`; a trailing slash is tolerated. */
@@ -89,7 +90,7 @@ export class Upstream<E extends ProviderError> {
       if (outcome.kind === 'aborted') return undefined;
       const retry = outcome.kind === 'connect' && attempt < retries && performance.now() + (RETRY_BACKOFF_MS[attempt] ?? 150) < deadline;
       if (!retry) throw this.fail(outcome.kind === 'connect' ? 'unreachable' : 'timeout', outcome.detail);
-      await pause(RETRY_BACKOFF_MS[attempt] ?? 150, req.signal);
+      await abortableDelay(RETRY_BACKOFF_MS[attempt] ?? 150, req.signal);
       if (req.signal.aborted) return undefined;
     }
   }
@@ -216,16 +217,4 @@ async function readCapped(body: UpstreamBody, limit: number): Promise<string> {
     body.destroy();
   }
   return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

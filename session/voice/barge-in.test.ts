@@ -94,9 +94,14 @@ describe('BargeIn (false-interruption recovery)', () => {
     b.onSpeechStart();
     expect(b.onWords('no stop', false, short)).toBe(true);
     expect(h.calls).toEqual(['pause', 'resume', 'pause', 'interrupt']);
+    // Three words are more syllables than a backchannel has: a short "wait stop" heard as "like at all".
+    b.onSpeechStart();
+    expect(b.onWords('like at all', true, short)).toBe(true);
+    expect(h.calls).toEqual(['pause', 'resume', 'pause', 'interrupt', 'pause', 'interrupt']);
     // The same two words from longer speech are an interruption; shortSpeechMs 0 turns the rule off.
     b.onSpeechStart();
     expect(b.onWords('you have', true, { ...short, voicedMs: 600 })).toBe(true);
+    expect(h.calls.slice(-2)).toEqual(['pause', 'interrupt']);
     const off = make({ shortSpeechMs: 0 });
     off.b.onSpeechStart();
     expect(off.b.onWords('you have', true, short)).toBe(true);

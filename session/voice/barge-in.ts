@@ -16,9 +16,11 @@ export interface BargeInPolicy {
   /** Single words that take the floor on their own ("stop"); other lone words need company. */
   interruptionWords: readonly string[];
   /**
-   * Speech shorter than this (voiced time) is a backchannel unless an interruption word is among
-   * its words: "yeah" or "i see" last one or two syllables, and the recogniser often hears them
-   * as two other words ("you have", "by safe"). 0 disables.
+   * Words from speech shorter than this (voiced time) take the floor only when there are three
+   * or more that are not backchannels, or an interruption word among them: "yeah" or "i see"
+   * last a syllable or two, and the recogniser often hears them as two other words ("you have",
+   * "by safe"), while a short real interruption ("wait stop" heard as "like at all") has more
+   * syllables. 0 disables.
    */
   shortSpeechMs: number;
   /**
@@ -34,6 +36,8 @@ export interface BargeInPolicy {
  */
 export const DEFAULT_USER_LEVEL_DB = -26;
 const USER_LEVEL_WEIGHT = 0.3;
+/** Words (not backchannels) that make short speech an interruption: more than a backchannel's syllables. */
+const SHORT_SPEECH_MIN_WORDS = 3;
 
 export const DEFAULT_BARGE_IN: BargeInPolicy = {
   confirm: 'speech_or_words',
@@ -143,7 +147,10 @@ export class BargeIn {
 
   private wordsInterrupt(text: string, speech: SpeechMeasure): boolean {
     const { backchannels, interruptionWords, shortSpeechMs } = this.policy;
-    if (speech.voicedMs < shortSpeechMs) return nonBackchannelWords(text, backchannels).some((w) => interruptionWords.includes(w));
+    if (speech.voicedMs < shortSpeechMs) {
+      const rest = nonBackchannelWords(text, backchannels);
+      return rest.length >= SHORT_SPEECH_MIN_WORDS || rest.some((w) => interruptionWords.includes(w));
+    }
     return wordsInterrupt(text, backchannels, interruptionWords);
   }
 

@@ -19,6 +19,7 @@ const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./voice.ts'),
   () => import('./voice-footprint.ts'),
   () => import('./webrtc.ts'),
+  () => import('./webrtc-connect.ts'),
   () => import('./resume.ts'),
   () => import('./interactions.ts'),
   () => import('./turn-taking.ts'),

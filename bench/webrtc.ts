@@ -66,7 +66,7 @@ export async function run(): Promise<Row[]> {
 // ---------------------------------------------------------------------------------------------
 // Offer → connected
 
-interface Connect {
+export interface Connect {
   /** start sent → webrtc_ice received. */
   ice: number;
   /** The client's own offer (its ICE gathering), not the server's. */
@@ -116,7 +116,7 @@ async function connectLatency(): Promise<Row[]> {
   ];
 }
 
-async function oneCall(s: ChildServer, index: number): Promise<Connect> {
+export async function oneCall(s: ChildServer, index: number): Promise<Connect> {
   const ws = new WebSocket(s.wsUrl, { perMessageDeflate: false });
   const peer = new WebRtcTestPeer();
   const seen = new Map<string, { at: number; text: string }>();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JitterBuffer } from './jitter-buffer.ts';
-import { unifyBundleCredentials } from './offer-sdp.ts';
+import { answerAsDtlsServer, unifyBundleCredentials } from './offer-sdp.ts';
 import { BackgroundBed, BED_LEVEL_DBFS } from './background-bed.ts';
 import { OpusFrameDecoder } from './opus.ts';
 import { OpusFrameEncoder } from './opus-encoder.ts';
@@ -42,6 +42,15 @@ describe('offer fix-ups', () => {
   it('leaves an offer without BUNDLE untouched', () => {
     const offer = 'v=0\r\nm=audio 9 UDP 111\r\na=ice-ufrag:X\r\n';
     expect(unifyBundleCredentials(offer)).toBe(offer);
+  });
+
+  it('answers as the DTLS server whenever the offer lets it choose, and only then', () => {
+    const answer = (setup: string) => ['v=0', 'm=audio 9 UDP 111', `a=setup:${setup}`, 'm=application 9 DTLS/SCTP 5000', `a=setup:${setup}`, ''].join('\r\n');
+    const offer = (setup: string) => `v=0\r\nm=audio 9 UDP 111\r\na=setup:${setup}\r\n`;
+    expect(answerAsDtlsServer(offer('actpass'), answer('active'))).toBe(answer('passive'));
+    // The offerer chose: an `active` offer already gets a passive answer, a `passive` one must get active.
+    expect(answerAsDtlsServer(offer('passive'), answer('active'))).toBe(answer('active'));
+    expect(answerAsDtlsServer(offer('active'), answer('passive'))).toBe(answer('passive'));
   });
 });
 

@@ -1,6 +1,6 @@
 """Offer → connected timing from an independent WebRTC stack (aiortc, Debian's python3-aiortc).
 
-For bench/webrtc-connect.ts. Each call, one after another: start (transport webrtc) → webrtc_ice,
+For bench/aiortc-connect.ts. Each call, one after another: start (transport webrtc) → webrtc_ice,
 aiortc's offer (its ICE gathering happens inside setLocalDescription), webrtc_offer →
 webrtc_answer, then ICE connected, DTLS connected (connectionState), `ready`, and the first
 downlink audio frame (the server greets). Prints one JSON line per call (ms from the offer sent,

@@ -19,7 +19,7 @@ import { oneCall } from './webrtc.ts';
  * servers so both see the same machine load.
  */
 
-export const name = 'webrtc-connect';
+export const name = 'aiortc-connect';
 
 const PYTHON = '/usr/bin/python3';
 const SCRIPT = fileURLToPath(new URL('./lib/aiortc_connect.py', import.meta.url));
@@ -41,7 +41,7 @@ async function aiortc(url: string, key: string, calls: number, hosts: 'loopback'
   const { stdout } = await run$(PYTHON, [SCRIPT, url, key, String(calls), hosts], { timeout: 60000 + calls * 15000 });
   const marks = stdout.trim().split('\n').map((line) => JSON.parse(line) as Marks);
   const failed = marks.filter((m) => m.error);
-  if (failed.length > 0) progress(`webrtc-connect: ${failed.length} aiortc calls failed: ${failed[0]!.error}`);
+  if (failed.length > 0) progress(`aiortc-connect: ${failed.length} aiortc calls failed: ${failed[0]!.error}`);
   return marks.filter((m) => !m.error);
 }
 
@@ -51,7 +51,7 @@ export async function run(): Promise<Row[]> {
   const targets: Target[] = [];
   try {
     for (const tree of trees) {
-      progress(`webrtc-connect: starting ${tree.label}`);
+      progress(`aiortc-connect: starting ${tree.label}`);
       const server = await ChildServer.start({
         script: 'bench/lib/fake-voice-server.ts',
         env: { LOCAL_LLM_WORD_DELAY_MS: '0', WEBRTC_LOOPBACK_ONLY: '1' },
@@ -66,7 +66,7 @@ export async function run(): Promise<Row[]> {
     }
     for (let r = 0; r < ROUNDS; r += 1) {
       for (const t of r % 2 === 0 ? targets : [...targets].reverse()) {
-        progress(`webrtc-connect: round ${r + 1}/${ROUNDS}, ${t.label}`);
+        progress(`aiortc-connect: round ${r + 1}/${ROUNDS}, ${t.label}`);
         t.aiortc.push(...(await aiortc(t.server!.wsUrl, t.server!.apiKey, CALLS_PER_ROUND, 'loopback')));
         for (let i = 0; i < CALLS_PER_ROUND; i += 1) t.werift.push((await oneCall(t.server!, r * 100 + i)).connected);
       }
@@ -74,7 +74,7 @@ export async function run(): Promise<Row[]> {
   } finally {
     await Promise.all(targets.map((t) => t.server?.stop()));
   }
-  progress('webrtc-connect: aiortc to aiortc (the floor)');
+  progress('aiortc-connect: aiortc to aiortc (the floor)');
   const floor = await aiortc('self', '-', ROUNDS * CALLS_PER_ROUND, 'loopback');
 
   const rows: Row[] = [];

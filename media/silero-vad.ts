@@ -94,14 +94,19 @@ class SileroDetector implements VoiceActivityDetector {
     const start = this.samplesIn;
     this.samplesIn += frame.length;
     this.frames.push({ frame, end: this.samplesIn });
-    for (let i = 0; i < frame.length; i += 1) {
-      this.window[this.fill] = frame[i]! / 32768;
-      this.fill += 1;
-      if (this.fill === this.window.length) {
-        this.ready.push({ input: this.window, end: start + i + 1 });
-        const next = this.spare ?? new Float32Array(this.window.length);
+    // Runs of samples in locals, one window at a time: this loop sees every uplink sample of
+    // every session, and property reads per sample made it the hottest function at 300 sessions.
+    for (let i = 0; i < frame.length; ) {
+      const window = this.window;
+      const run = Math.min(frame.length - i, window.length - this.fill);
+      for (let k = 0, at = this.fill; k < run; k += 1, at += 1) window[at] = frame[i + k]! * (1 / 32768);
+      i += run;
+      this.fill += run;
+      if (this.fill === window.length) {
+        this.ready.push({ input: window, end: start + i });
+        const next = this.spare ?? new Float32Array(window.length);
         this.spare = undefined;
-        next.set(this.window.subarray(this.window.length - SILERO_CONTEXT));
+        next.set(window.subarray(window.length - SILERO_CONTEXT));
         this.window = next;
         this.fill = SILERO_CONTEXT;
       }

@@ -65,8 +65,11 @@ class SileroDetector implements VoiceActivityDetector {
   private readonly state = new Float32Array(2 * 128);
   /** Full windows waiting for the one in flight, with the sample count at each one's end. */
   private readonly ready: Array<{ input: Float32Array<ArrayBuffer>; end: number }> = [];
-  /** A window the model is done with, reused instead of one new array per 32 ms. */
-  private spare: Float32Array<ArrayBuffer> | undefined;
+  /**
+   * Windows the model is done with, reused instead of one new array per 32 ms: two, since one is
+   * usually in flight while the next fills. More would keep a past backlog's windows for life.
+   */
+  private readonly spare: Array<Float32Array<ArrayBuffer>> = [];
   private inFlight = false;
   private readonly frames: Array<{ frame: Int16Array; end: number }> = [];
   private samplesIn = 0;
@@ -104,9 +107,9 @@ class SileroDetector implements VoiceActivityDetector {
       this.fill += run;
       if (this.fill === window.length) {
         this.ready.push({ input: window, end: start + i });
-        const next = this.spare ?? new Float32Array(window.length);
-        this.spare = undefined;
-        next.set(window.subarray(window.length - SILERO_CONTEXT));
+        const next = this.spare.pop() ?? new Float32Array(window.length);
+        // The new window opens with the last SILERO_CONTEXT samples (a loop: no view per window).
+        for (let k = 0, from = window.length - SILERO_CONTEXT; k < SILERO_CONTEXT; k += 1) next[k] = window[from + k]!;
         this.window = next;
         this.fill = SILERO_CONTEXT;
       }
@@ -142,7 +145,7 @@ class SileroDetector implements VoiceActivityDetector {
       input,
       state: this.state,
       done: (p) => {
-        this.spare ??= input;
+        if (this.spare.length < 2) this.spare.push(input);
         this.onWindow(p, end);
       },
     };

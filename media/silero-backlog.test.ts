@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FvadClassifier, loadFvad } from './fvad-vad.ts';
+import { setMediaStatsHooks } from './media-stats.ts';
 import type { SileroJob } from './silero-model.ts';
 import { sileroDetectors } from './silero-vad.ts';
 import { concat, loadFixture, roomTone } from './testing/audio-stream.ts';
@@ -28,6 +29,9 @@ describe('Silero detector backlog while its thread lags', () => {
     const detectors = sileroDetectors(model, () => new FvadClassifier(fvad, 3), { maxBacklogMs: 320 });
     const decided: Array<{ frame: Int16Array; speech: boolean }> = [];
     const vad = detectors.create((frame, speech) => decided.push({ frame, speech }));
+    // The host's metric (parley_vad_fallback_frames_total) hears of every frame the fallback took.
+    let reported = 0;
+    setMediaStatsHooks({ vadFallback: (frames) => (reported += frames) });
     // 60 s of a live microphone: speech, then room tone, over and over.
     const clip = frames(concat(roomTone(500), loadFixture('twelve.wav'), roomTone(1500)));
     const pushed: Int16Array[] = [];
@@ -45,6 +49,8 @@ describe('Silero detector backlog while its thread lags', () => {
     expect(decided.length).toBeGreaterThanOrEqual(pushed.length - 17);
     expect(decided.every((d, i) => d.frame === pushed[i])).toBe(true);
     expect(detectors.fallbackFrames).toBe(decided.length);
+    expect(reported).toBe(decided.length);
+    setMediaStatsHooks({ vadFallback: () => undefined });
     // fvad hears the speech in the clip and not the room tone.
     const perClip = decided.slice(0, clip.length).filter((d) => d.speech).length;
     expect(perClip).toBeGreaterThan(20);

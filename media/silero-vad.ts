@@ -1,4 +1,5 @@
 import { FvadClassifier, loadFvad } from './fvad-vad.ts';
+import { mediaStats } from './media-stats.ts';
 import { SILERO_CONTEXT, SILERO_WINDOW, SileroModel, type SileroJob, type SileroModelOptions } from './silero-model.ts';
 import type { VadDecision, VadFactory, VoiceActivityDetector } from './vad.ts';
 
@@ -130,6 +131,7 @@ class SileroDetector implements VoiceActivityDetector {
     this.fallback ??= this.makeFallback();
     this.ready.length = 0;
     this.decided = this.samplesIn;
+    mediaStats().vadFallback(this.frames.length);
     while (this.frames.length > 0 && !this.freed) {
       const { frame } = this.frames.shift()!;
       this.onFallback();

@@ -47,14 +47,14 @@ async function aiortc(url: string, key: string, calls: number, hosts: 'loopback'
 
 export async function run(): Promise<Row[]> {
   const base = baseline();
-  const trees = [{ label: 'this tree' }, ...(base ? [{ label: `baseline ${base.ref} (${base.sha.slice(0, 7)})`, repo: base.dir }] : [])];
+  const trees = [{ label: 'this tree' }, ...(base ? [{ label: `baseline ${base.ref} (${base.sha.slice(0, 7)})`, repo: base.dir, env: base.env }] : [])];
   const targets: Target[] = [];
   try {
     for (const tree of trees) {
       progress(`aiortc-connect: starting ${tree.label}`);
       const server = await ChildServer.start({
         script: 'bench/lib/fake-voice-server.ts',
-        env: { LOCAL_LLM_WORD_DELAY_MS: '0', WEBRTC_LOOPBACK_ONLY: '1' },
+        env: { LOCAL_LLM_WORD_DELAY_MS: '0', WEBRTC_LOOPBACK_ONLY: '1', ...('env' in tree ? tree.env : {}) },
         ...(tree.repo ? { repo: tree.repo } : {}),
       });
       targets.push({ label: tree.label, server, aiortc: [], werift: [] });

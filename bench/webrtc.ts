@@ -359,7 +359,7 @@ async function concurrency(o: { pinned: boolean; steps: number[]; baseline?: Bas
   const tree = o.baseline ? ` baseline ${o.baseline.ref} (${o.baseline.sha.slice(0, 7)})` : '';
   progress(`webrtc: starting fake-provider server${tree} and the peer processes for concurrency${o.pinned ? ' (server pinned to one core)' : ''}`);
   // Pinned: started on CPU 1 (it sizes its media workers for one core), the peers moved to CPU 0.
-  const s = await server({ BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, MAX_SESSIONS: '1000', START_TIMEOUT_MS: '20000' }, o.pinned ? 1 : undefined, o.baseline?.dir);
+  const s = await server({ BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, MAX_SESSIONS: '1000', START_TIMEOUT_MS: '20000', ...o.baseline?.env }, o.pinned ? 1 : undefined, o.baseline?.dir);
   const peers = PeerGroup.start(LOAD_PEER_PROCESSES);
   let open = 0;
   try {

@@ -26,23 +26,34 @@ describe('entryParts', () => {
       const parts = entryParts(e);
       expect(parts.history).toEqual(history.slice(0, e.snapshot.history.length).map((m) => JSON.stringify(m)));
       expect(JSON.parse(parts.meta).snapshot.history).toBeUndefined();
-      expect(entryFromParts(parts.meta, parts.history)).toEqual(JSON.parse(JSON.stringify(e)));
+      expect(JSON.parse(parts.settings)).toEqual(e.snapshot.settings);
+      expect(entryFromParts(parts)).toEqual(JSON.parse(JSON.stringify(e)));
     }
   });
 
   it('serializes a message once while it is the same object, and sees a replaced message', () => {
     const first = { role: 'user' as const, content: 'one' };
     const second = { role: 'assistant' as const, content: 'two' };
-    entryParts(entry([first, second]));
+    const e = entry([first, second]);
+    entryParts(e);
     const stringify = vi.spyOn(JSON, 'stringify');
     try {
-      entryParts(entry([first, second]));
-      // Only the part without the history: both messages came from the cache.
+      entryParts({ ...e, snapshot: { ...e.snapshot, history: [first, second] } });
+      // Only the open calls and the owner: both messages and the settings came from the cache.
       expect(stringify).toHaveBeenCalledTimes(1);
     } finally {
       stringify.mockRestore();
     }
     const corrected = { role: 'assistant' as const, content: 'tw' };
     expect(entryParts(entry([first, corrected])).history).toEqual([JSON.stringify(first), JSON.stringify(corrected)]);
+  });
+
+  it('serializes the settings again when a top-level value is replaced (a new voice, new tools)', () => {
+    const e = entry([]);
+    expect(JSON.parse(entryParts(e).settings).voice).toBeUndefined();
+    (e.snapshot.settings as { voice: string }).voice = 'nova';
+    expect(JSON.parse(entryParts(e).settings).voice).toBe('nova');
+    e.snapshot.settings.tools = [];
+    expect(JSON.parse(entryParts(e).settings).tools).toEqual([]);
   });
 });

@@ -1,36 +1,53 @@
 import type { ChatMessage } from '../../../session/providers/llm.ts';
 import type { StashEntry } from '../../../session/resume/snapshot.ts';
+import type { SessionSettings } from '../../../session/settings.ts';
 
 /** Messages already serialized, by identity: a history message is never changed once written. */
 const messageJson = new WeakMap<object, string>();
+/**
+ * A session's settings serialized, with the top-level values it was made from: settings change
+ * only by replacing a top-level value (live-settings.ts, tool-desk.ts), never inside one.
+ */
+const settingsJson = new WeakMap<object, { values: unknown[]; json: string }>();
 
 /**
- * A stash entry as Redis keeps it: the history as one JSON text per message (so a conversation
- * written through at every turn end serializes, and sends, only its new messages), and the rest
- * (settings, open calls, the owner) as one JSON text without the history.
+ * A stash entry as Redis keeps it: the history as one JSON text per message and the settings as
+ * one (so a conversation written through at every turn end serializes, and sends, only what
+ * changed), and the rest (open calls, the owner) as one JSON text.
  */
 export interface EntryParts {
   meta: string;
+  settings: string;
   history: string[];
 }
 
 export function entryParts(entry: StashEntry): EntryParts {
-  const { history, ...snapshot } = entry.snapshot;
-  return { meta: JSON.stringify({ ...entry, snapshot }), history: history.map(jsonOf) };
+  const { history, settings, ...rest } = entry.snapshot;
+  return { meta: JSON.stringify({ account: entry.account, sessionId: entry.sessionId, snapshot: rest }), settings: settingsOf(settings), history: history.map(messageOf) };
 }
 
 /** The entry back from its parts. */
-export function entryFromParts(meta: string, history: string[]): StashEntry {
-  const entry = JSON.parse(meta) as StashEntry;
-  entry.snapshot.history = history.map((m) => JSON.parse(m) as ChatMessage);
+export function entryFromParts(parts: EntryParts): StashEntry {
+  const entry = JSON.parse(parts.meta) as StashEntry;
+  entry.snapshot.settings = JSON.parse(parts.settings) as SessionSettings;
+  entry.snapshot.history = parts.history.map((m) => JSON.parse(m) as ChatMessage);
   return entry;
 }
 
-function jsonOf(message: ChatMessage): string {
+function messageOf(message: ChatMessage): string {
   let json = messageJson.get(message);
   if (json === undefined) {
     json = JSON.stringify(message);
     messageJson.set(message, json);
   }
+  return json;
+}
+
+function settingsOf(settings: SessionSettings): string {
+  const values = Object.values(settings);
+  const cached = settingsJson.get(settings);
+  if (cached && cached.values.length === values.length && cached.values.every((v, i) => v === values[i])) return cached.json;
+  const json = JSON.stringify(settings);
+  settingsJson.set(settings, { values, json });
   return json;
 }

@@ -10,8 +10,7 @@ const owner = { account: 'acme', sessionId: 'call-1' };
 let tokens = 0;
 const token = () => `rt_inc_${(tokens += 1)}`;
 
-function entry(history: ConversationHistory): StashEntry {
-  const settings = { modality: 'text', instructions: 'be brief' } as StashEntry['snapshot']['settings'];
+function entry(history: ConversationHistory, settings = { modality: 'text', instructions: 'be brief' } as StashEntry['snapshot']['settings']): StashEntry {
   return { ...owner, snapshot: { settings, history: history.view(), injectedIds: [], pendingCalls: [], closedCalls: [], bargeSeq: 0, greeted: true } };
 }
 
@@ -24,16 +23,16 @@ function turn(history: ConversationHistory, n: number, reply = `answer ${n}`): v
 }
 
 /** The messages each save call carried (the real script runs; this only listens). */
-function listenToSaves(connection: RedisConnection): Array<{ expect: string; messages: string[] }> {
-  const seen: Array<{ expect: string; messages: string[] }> = [];
+function listenToSaves(connection: RedisConnection): Array<{ expect: string; settings: string; messages: string[] }> {
+  const seen: Array<{ expect: string; settings: string; messages: string[] }> = [];
   const define = connection.script.bind(connection);
   connection.script = (name: string, lua: string): Script => {
     const run = define(name, lua);
     if (name !== 'parleyStashSave') return run;
     return (keys, args) => {
-      // ARGV: ttl, then per entry: n, owner, meta, expect, mark, keep, n messages.
-      for (let a = 1; a < args.length; a += 6 + Number(args[a])) {
-        seen.push({ expect: String(args[a + 3]), messages: args.slice(a + 6, a + 6 + Number(args[a])).map(String) });
+      // ARGV: ttl, then per entry: n, owner, meta, settings, expect, mark, keep, n messages.
+      for (let a = 1; a < args.length; a += 7 + Number(args[a])) {
+        seen.push({ expect: String(args[a + 4]), settings: String(args[a + 3]), messages: args.slice(a + 7, a + 7 + Number(args[a])).map(String) });
       }
       return run(keys, args);
     };
@@ -59,9 +58,24 @@ describe.skipIf(!engine)('RedisResumeStash writes only what changed (real redis-
       expect(await writer.save(t, entry(history))).toBe('saved');
     }
     expect(saves.map((s) => s.messages.length)).toEqual([2, 2, 2, 2, 2]);
+    // The settings go with the first write only: they did not change.
+    expect(saves.map((s) => s.settings !== '')).toEqual([true, false, false, false, false]);
     expect(saves[0]!.expect).toBe('');
     expect(saves.slice(1).every((s) => s.expect !== '')).toBe(true);
     expect(await other.take(t, owner)).toEqual({ status: 'resumed', entry: plain(entry(history)) });
+  });
+
+  it('settings changed mid-conversation (a new voice) are written with the next turn and resumed', async () => {
+    const { saves, writer, other } = await processes();
+    const [t, history] = [token(), new ConversationHistory(undefined)];
+    const settings = { modality: 'text', voice: 'alloy' } as StashEntry['snapshot']['settings'];
+    turn(history, 1);
+    await writer.save(t, entry(history, settings));
+    settings.voice = 'nova';
+    turn(history, 2);
+    await writer.save(t, entry(history, settings));
+    expect(saves.at(-1)).toMatchObject({ settings: JSON.stringify(settings), messages: history.view().slice(2).map((m) => JSON.stringify(m)) });
+    expect(await other.take(t, owner)).toEqual({ status: 'resumed', entry: plain(entry(history, settings)) });
   });
 
   it('a history trimmed by its budget forces a full rewrite, stored trimmed', async () => {
@@ -76,7 +90,7 @@ describe.skipIf(!engine)('RedisResumeStash writes only what changed (real redis-
       if (!trimmed()) expect(saves.at(-1)!.messages.length).toBe(history.view().length - before);
     }
     expect(n).toBeGreaterThan(2);
-    expect(saves.at(-1)).toEqual({ expect: '', messages: history.view().map((m) => JSON.stringify(m)) });
+    expect(saves.at(-1)).toMatchObject({ expect: '', messages: history.view().map((m) => JSON.stringify(m)) });
     expect(await other.take(t, owner)).toEqual({ status: 'resumed', entry: plain(entry(history)) });
   });
 

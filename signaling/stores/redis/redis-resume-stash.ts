@@ -10,7 +10,7 @@ import { DISCARD, GIVE_BACK, SAVE, TAKE, UNTAKE } from './stash-scripts.ts';
 /** What waits for Redis; a save holds its parts, serialized when it was made. */
 type Held = { kind: 'save'; owner: string; parts: EntryParts; expiresAt: number } | { kind: 'discard'; expiresAt: number };
 
-type PendingSave = { token: string; owner: string; meta: string; args: Array<string | number>; history: string[]; resolve(result: 'saved' | 'taken'): void };
+type PendingSave = { token: string; owner: string; parts: EntryParts; args: Array<string | number>; resolve(result: 'saved' | 'taken'): void };
 
 /**
  * The resume stash in Redis, shared by every process: a client dropped from one process resumes
@@ -53,11 +53,11 @@ export class RedisResumeStash implements ResumeStash {
 
   /** Serializes what changed before it returns: the caller may pass a session's live objects. */
   save(token: string, entry: StashEntry): Promise<'saved' | 'taken'> {
-    const [owner, { meta, history }] = [ownerOf(entry), entryParts(entry)];
-    const write = this.sync.plan(token, history);
-    const args = [write.tail.length, owner, meta, write.expect, write.mark, write.keep, ...write.tail];
+    const [owner, parts] = [ownerOf(entry), entryParts(entry)];
+    const write = this.sync.plan(token, parts.history, parts.settings);
+    const args = [write.tail.length, owner, parts.meta, write.settings, write.expect, write.mark, write.keep, ...write.tail];
     return new Promise((resolve) => {
-      this.batch.push({ token, owner, meta, args, history, resolve });
+      this.batch.push({ token, owner, parts, args, resolve });
       this.batchTimer ??= this.later(() => void this.flushBatch());
     });
   }
@@ -75,8 +75,7 @@ export class RedisResumeStash implements ResumeStash {
       () => [],
     );
     for (const [i, pending] of batch.entries()) {
-      const reply = replies[i];
-      const parts = { meta: pending.meta, history: pending.history };
+      const [reply, parts] = [replies[i], pending.parts];
       if (reply === undefined) {
         this.sync.forget(pending.token);
         this.held.set(pending.token, { kind: 'save', owner: pending.owner, parts, expiresAt: Date.now() + this.ttlMs });
@@ -108,9 +107,9 @@ export class RedisResumeStash implements ResumeStash {
   }
 
   private async saveFull(token: string, owner: string, parts: EntryParts): Promise<'saved' | 'taken'> {
-    const write = this.sync.plan(token, parts.history);
+    const write = this.sync.plan(token, parts.history, parts.settings);
     try {
-      const [saved] = (await this.scripts.save(this.keys(token), [this.ttlMs, parts.history.length, owner, parts.meta, '', write.mark, 0, ...parts.history])) as number[];
+      const [saved] = (await this.scripts.save(this.keys(token), [this.ttlMs, parts.history.length, owner, parts.meta, parts.settings, '', write.mark, 0, ...parts.history])) as number[];
       this.held.delete(token);
       if (saved !== 1) this.sync.forget(token);
       return saved === 1 ? 'saved' : 'taken';
@@ -135,18 +134,18 @@ export class RedisResumeStash implements ResumeStash {
       void this.untake(token, nonce);
       throw new StoreUnavailableError('redis', error);
     }
-    const [status, data, history] = reply as [number, string | undefined, string[] | undefined];
+    const [status, data, history, settings] = reply as [number, string | undefined, string[] | undefined, string | undefined];
     if (status === 1) return { status: 'not_owner' };
     if (data === undefined || (status !== 2 && status !== 3)) return { status: 'unknown' };
     this.sync.forget(token);
-    return { status: 'resumed', entry: status === 3 ? (JSON.parse(data) as StashEntry) : entryFromParts(data, history ?? []) };
+    return { status: 'resumed', entry: status === 3 ? (JSON.parse(data) as StashEntry) : entryFromParts({ meta: data, settings: settings ?? '{}', history: history ?? [] }) };
   }
 
   async giveBack(token: string, entry: StashEntry): Promise<void> {
     await this.flushFor(token);
     const [owner, parts] = [ownerOf(entry), entryParts(entry)];
     try {
-      await this.scripts.giveBack(this.keys(token), [owner, parts.meta, this.ttlMs, ...parts.history]);
+      await this.scripts.giveBack(this.keys(token), [this.ttlMs, owner, parts.meta, parts.settings, ...parts.history]);
     } catch {
       // Redis answered the take a moment ago: hold the entry, it is written as soon as it answers.
       this.held.set(token, { kind: 'save', owner, parts, expiresAt: Date.now() + this.ttlMs });

@@ -1,33 +1,23 @@
 /**
  * The resume stash's Lua scripts. Each token has a hash (KEYS[1]: state 'open' or 'taken', the
- * owner, `meta` = the entry without its history, `w` = the mark of the last write, `taker` = the
- * nonce of the take) and a list of the history's messages as JSON texts (KEYS[2]). A tombstone
+ * owner, `settings`, `meta` = the rest of the entry but its history, `w` = the mark of the last
+ * write, `taker` = the nonce of the take) and a list of the history's messages as JSON texts (KEYS[2]). A tombstone
  * ('taken') keeps both for the resume window, so a take whose answer was lost can be undone.
  * Entries written before the list existed hold the whole entry in the hash's `data` field.
  */
 
-// Appends ARGV[first..] to the list, in chunks (Lua's unpack is bounded).
-const PUSH = `
-local function push(first)
-  for i = first, #ARGV, 1000 do redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV))) end
-end`;
-
-const EXPIRE = `
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('PEXPIRE', KEYS[2], ARGV[3])`;
-
 /**
  * Saves any number of entries in one call. KEYS: each entry's hash and list. ARGV: the ttl, then
- * per entry: its message count n, owner, meta, expect, mark, keep, then its n messages.
- * With `expect` '' a full rewrite; else the list is cut to its first `keep` and the messages
- * appended, but only on top of the write marked `expect`. Returns per entry 1 saved, 0 taken,
+ * per entry: its message count n, owner, meta, settings ('' for unchanged), expect, mark, keep,
+ * then its n messages. With `expect` '' a full rewrite; else the list is cut to its first `keep`
+ * and the messages appended, but only on top of the write marked `expect`. Returns per entry 1 saved, 0 taken,
  * 2 not on top of `expect` (to be written in full).
  */
 export const SAVE = `
 local out, a = {}, 2
 for k = 1, #KEYS, 2 do
   local h, l = KEYS[k], KEYS[k + 1]
-  local expect, first = ARGV[a + 3], a + 6
+  local expect, first = ARGV[a + 4], a + 7
   local last = first + tonumber(ARGV[a]) - 1
   local v = redis.call('HMGET', h, 'state', 'w')
   local r = 1
@@ -39,10 +29,11 @@ for k = 1, #KEYS, 2 do
     if expect == '' then
       redis.call('DEL', l)
     else
-      redis.call('LTRIM', l, 0, tonumber(ARGV[a + 5]) - 1)
+      redis.call('LTRIM', l, 0, tonumber(ARGV[a + 6]) - 1)
     end
     for i = first, last, 1000 do redis.call('RPUSH', l, unpack(ARGV, i, math.min(i + 999, last))) end
-    redis.call('HSET', h, 'state', 'open', 'owner', ARGV[a + 1], 'meta', ARGV[a + 2], 'w', ARGV[a + 4])
+    redis.call('HSET', h, 'state', 'open', 'owner', ARGV[a + 1], 'meta', ARGV[a + 2], 'w', ARGV[a + 5])
+    if ARGV[a + 3] ~= '' then redis.call('HSET', h, 'settings', ARGV[a + 3]) end
     redis.call('HDEL', h, 'data')
     redis.call('PEXPIRE', h, ARGV[1])
     redis.call('PEXPIRE', l, ARGV[1])
@@ -54,12 +45,13 @@ return out`;
 
 // Atomic single use: of two processes taking one token at the same moment, exactly one gets it.
 // The same take run again (a client-library retry after a reconnect) gets the same answer.
-// ARGV: owner, ttl, nonce. Returns {0} unknown, {1} not the owner, {2, meta, messages}, {3, data}.
+// ARGV: owner, ttl, nonce. Returns {0} unknown, {1} not the owner, {2, meta, messages, settings},
+// {3, data}.
 export const TAKE = `
-local v = redis.call('HMGET', KEYS[1], 'state', 'owner', 'meta', 'taker', 'data')
+local v = redis.call('HMGET', KEYS[1], 'state', 'owner', 'meta', 'taker', 'data', 'settings')
 local function entry()
   if v[5] then return {3, v[5]} end
-  return {2, v[3], redis.call('LRANGE', KEYS[2], 0, -1)}
+  return {2, v[3], redis.call('LRANGE', KEYS[2], 0, -1), v[6]}
 end
 if v[1] == 'taken' and v[4] == ARGV[3] then return entry() end
 if v[1] ~= 'open' then return {0} end
@@ -76,13 +68,15 @@ redis.call('HSET', KEYS[1], 'state', 'open')
 redis.call('HDEL', KEYS[1], 'taker')
 return 1`;
 
-// ARGV: owner, meta, ttl, messages... A full rewrite, whatever the state; no writer's mark matches.
-export const GIVE_BACK = `${PUSH}
+// ARGV: ttl, owner, meta, settings, messages... A full rewrite, whatever the state; no writer's
+// mark matches.
+export const GIVE_BACK = `
 redis.call('DEL', KEYS[2])
-push(4)
-redis.call('HSET', KEYS[1], 'state', 'open', 'owner', ARGV[1], 'meta', ARGV[2], 'w', '')
+for i = 5, #ARGV, 1000 do redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV))) end
+redis.call('HSET', KEYS[1], 'state', 'open', 'owner', ARGV[2], 'meta', ARGV[3], 'settings', ARGV[4], 'w', '')
 redis.call('HDEL', KEYS[1], 'taker', 'data')
-${EXPIRE}
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
 return 1`;
 
 export const DISCARD = `

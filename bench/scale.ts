@@ -79,8 +79,6 @@ const WT_TURNS = 10;
 const WT_RATE = 250;
 /** Windows, every server loaded at once; the first warms the servers up (JIT) and is discarded. */
 const WT_ROUNDS = Number(process.env.SCALE_WT_ROUNDS ?? 6);
-/** RESUME_WRITE_COALESCE_MS of the Redis servers, one server each (default 0 only). */
-const WT_COALESCE = (process.env.SCALE_WT_COALESCE ?? '0').split(',').map(Number);
 
 interface Side {
   label: string;
@@ -105,10 +103,12 @@ async function writeThroughCost(env: DeploymentEnv): Promise<Row[]> {
   const without = serverEnv({ SCOPED_KEY_SECRET: env.SCOPED_KEY_SECRET, DATABASE_URL: env.DATABASE_URL });
   // One after another: several tsx servers compiling at once on a busy machine miss the start timeout.
   const started: ChildServer[] = [];
-  const envs = [without, ...(process.env.SCALE_WT_AA ? [without] : []), ...WT_COALESCE.map((ms) => ({ ...serverEnv(env), RESUME_WRITE_COALESCE_MS: String(ms) }))];
+  // SCALE_WT_AA=1 adds a second memory-stash server: the noise floor of the comparison (A/A).
+  const aa = Boolean(process.env.SCALE_WT_AA);
+  const envs = [without, ...(aa ? [without] : []), serverEnv(env)];
   for (const e of envs) started.push(await ChildServer.start({ env: e, startTimeoutMs: 60_000 }));
   if (base) started.push(await ChildServer.start({ env: serverEnv(env), repo: base.dir, startTimeoutMs: 60_000 }));
-  const labels = ['memory stash', ...(process.env.SCALE_WT_AA ? ['memory stash again'] : []), ...WT_COALESCE.map((ms) => (ms === 0 ? 'Redis' : `Redis coalesced ${ms} ms`)), ...(base ? [`Redis at ${base.ref} (${base.sha.slice(0, 7)})`] : [])];
+  const labels = ['memory stash', ...(aa ? ['memory stash again'] : []), 'Redis', ...(base ? [`Redis at ${base.ref} (${base.sha.slice(0, 7)})`] : [])];
   const sides: Side[] = started.map((server, i) => ({ label: labels[i]!, server, mainMs: 0, allMs: 0, turns: 0, ends: [], perWindow: [] }));
   const load = new LoadMeter(() => started.reduce((a, s) => a + s.cpuMs(), 0));
   try {

@@ -251,11 +251,6 @@ export const ConfigSchema = z.object({
   REDIS_KEY_PREFIX: z.string().min(1).max(100).default('parley:'),
   /** A live session's lease in the shared registry: a crashed process's sessions vanish within it. */
   SESSION_LEASE_MS: z.coerce.number().int().min(300).max(600_000).default(15_000),
-  /**
-   * With Redis: turn-end write-throughs wait up to this long to share one write with other
-   * sessions' (0: each goes at the end of its event-loop turn). A crash loses turns ended within it.
-   */
-  RESUME_WRITE_COALESCE_MS: z.coerce.number().int().min(0).max(1000).default(0),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

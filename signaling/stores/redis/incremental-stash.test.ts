@@ -43,11 +43,11 @@ function listenToSaves(connection: RedisConnection): Array<{ expect: string; set
 describe.skipIf(!engine)('RedisResumeStash writes only what changed (real redis-server)', () => {
   afterAll(() => engine!.cleanup());
   /** Two processes of one deployment: a writer and another that resumes. */
-  const processes = async (coalesceMs = 0) => {
+  const processes = async () => {
     const a = (await engine!.connection())!;
     const b = (await engine!.connection(a))!;
     const saves = listenToSaves(a);
-    return { a, saves, writer: new RedisResumeStash(a, 60_000, coalesceMs), other: new RedisResumeStash(b, 60_000) };
+    return { a, saves, writer: new RedisResumeStash(a, 60_000), other: new RedisResumeStash(b, 60_000) };
   };
 
   it('every turn end sends only the new messages; another process takes the whole conversation', async () => {
@@ -177,17 +177,5 @@ describe.skipIf(!engine)('RedisResumeStash writes only what changed (real redis-
     turn(history, 1);
     await a.client.hset(a.key(`resume:${t}`), 'state', 'open', 'owner', `${owner.account}\n${owner.sessionId}`, 'data', JSON.stringify(entry(history)));
     expect(await other.take(t, owner)).toEqual({ status: 'resumed', entry: plain(entry(history)) });
-  });
-
-  it('with a coalescing window, saves of many sessions share one write; a take does not wait for the window', async () => {
-    const { saves, writer } = await processes(60_000);
-    const [t, u, history] = [token(), token(), new ConversationHistory(undefined)];
-    turn(history, 1);
-    const pending = [writer.save(t, entry(history)), writer.save(u, entry(history))];
-    await new Promise((r) => setTimeout(r, 50));
-    expect(saves).toEqual([]);
-    expect(await writer.take(t, owner)).toEqual({ status: 'resumed', entry: plain(entry(history)) });
-    expect(await Promise.all(pending)).toEqual(['saved', 'saved']);
-    expect(saves.length).toBe(2);
   });
 });

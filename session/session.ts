@@ -1,26 +1,24 @@
 import type { ServerFrame } from './protocol/server.ts';
 import { errorFrame, type SessionErrorCode } from './protocol/errors.ts';
-import { ContextInjection } from './context-injection.ts';
-import { EndOfCall } from './end-of-call.ts';
-import { Floor } from './floor.ts';
+import type { ContextInjection } from './context-injection.ts';
+import type { EndOfCall } from './end-of-call.ts';
+import type { Floor } from './floor.ts';
 import { ConversationHistory } from './history.ts';
 import { newTurnId } from './ids.ts';
-import { LiveSettings } from './live-settings.ts';
 import { routeFrame, type RoutedParts } from './frame-router.ts';
+import { assembleParts } from './session-parts.ts';
 import type { SessionDeps, SessionFrame, SessionLog } from './session-deps.ts';
 import type { SessionSettings } from './settings.ts';
 import type { ClosingSchedule } from './closing/closing-schedule.ts';
 import { applySnapshot, captureSnapshot, type ResumableParts } from './resume/resumable.ts';
 import type { SessionSnapshot } from './resume/snapshot.ts';
-import { ToolDesk } from './tools/tool-desk.ts';
+import type { ToolDesk } from './tools/tool-desk.ts';
 import type { TurnRecord } from './turn-contract.ts';
 import type { TurnRunner } from './turn-runner.ts';
-import { meteredModel, meteredSpeechToText } from './usage/metered-providers.ts';
-import { SessionAccounting } from './usage/session-accounting.ts';
+import type { SessionAccounting } from './usage/session-accounting.ts';
 import type { SpeechOutput } from './voice/speech-output.ts';
 import type { VoiceController, VoiceHost } from './voice/voice-controller.ts';
-import { openVoiceSide } from './voice/voice-side.ts';
-import { NO_OBSERVER, type SessionObserver } from './observer.ts';
+import type { SessionObserver } from './observer.ts';
 import { TurnObservation } from './turn-observation.ts';
 
 /** How long a drop waits for the reply in flight to stop before the snapshot is taken anyway. */
@@ -28,9 +26,8 @@ const DETACH_SETTLE_MS = 1000;
 
 /**
  * One conversation, transport-agnostic: it receives validated frames and audio, and sends typed
- * frames through its Transport. The parts: the Floor (one reply at a time), the ToolDesk, the
- * voice side, context injection, live settings and the end of call; the session routes each
- * frame to its part and owns the user turn.
+ * frames through its Transport. Its parts (session-parts.ts wires them) each own a piece of the
+ * protocol; the session routes each frame to its part, owns the user turn and the resume.
  */
 export class Session implements VoiceHost {
   readonly history: ConversationHistory;
@@ -58,74 +55,28 @@ export class Session implements VoiceHost {
   ) {
     this.history = new ConversationHistory(settings.instructions, deps.historyMaxChars);
     this.log = deps.log;
-    this.observer = deps.observer ?? NO_OBSERVER;
-    const send = (frame: ServerFrame): void => this.send(frame);
-    this.accounting = new SessionAccounting(deps, settings.audio?.sr, {
-      send,
-      synthesizedChars: () => this.speech?.synthesizedChars ?? 0,
-      wrapUp: () => this.ending.wrapUp(),
-      wrappingUp: () => this.ending.wrappingUp,
-    });
-    const meter = this.accounting.meter;
-    this.desk = new ToolDesk(
-      {
-        settings,
-        history: this.history,
-        // The desk's only model calls are think_deeply's, metered apart.
-        llm: meteredModel(deps.llm, meter, 'think'),
-        search: deps.search,
-        send,
-        floorFree: () => !this.replying && !this.voice?.input.speaking && !this.ending.wrappingUp && !this.closed && !this.detaching,
-        narrate: (instruction, beforeDone) => this.floor.narrate(instruction, beforeDone),
-        yieldFor: (callId) => this.yieldFor(callId),
-        replyNow: (instruction) => {
-          if (!this.replying && !this.detaching) this.floor.start({ turnId: newTurnId(), extraInstructions: instruction });
-        },
-        log: deps.log,
-        toolCallEnded: (outcome) => this.observer.toolCallEnded(outcome),
-      },
-      deps.tools,
-    );
-    const metered = deps.voice ? { ...deps, voice: { ...deps.voice, stt: meteredSpeechToText(deps.voice.stt, meter) } } : deps;
-    const voiceSide = openVoiceSide(this, settings, metered, () => !this.closed);
-    this.speech = voiceSide?.speech;
-    this.voice = voiceSide?.voice;
-    this.floor = new Floor({
-      send,
-      llm: deps.llm,
+    const parts = assembleParts(settings, deps, {
+      host: this,
       history: this.history,
-      settings,
-      speech: this.speech,
-      desk: this.desk,
-      log: deps.log,
-      meter,
-      observer: this.observer,
-      stopped: (record, seq) => this.voice?.noteInterrupted(record, seq),
+      closed: () => this.closed,
+      detaching: () => this.detaching,
       finished: (record) => this.afterTurn(record),
-    });
-    this.ending = new EndOfCall(
-      { send, close: (code, reason) => deps.transport.close(code, reason), log: deps.log, floor: this.floor },
-      deps.endCallGraceMs,
-      deps.signOff,
-    );
-    this.injection = new ContextInjection({
-      history: this.history,
-      replying: () => this.replying,
-      send,
-      userSpoke: () => this.userSpoke(),
-      userTookFloor: () => this.desk.interactions.userTookFloor(),
-      startReply: (options) => this.floor.start(options),
-    });
-    const live = new LiveSettings(settings, deps.voices, this.desk, send);
-    this.routed = {
-      settings, floor: this.floor, desk: this.desk, injection: this.injection, live, ending: this.ending, voice: this.voice, send,
       userText: (text) => {
         const observation = this.observeTurn();
         observation.mark('inputText');
         void this.userTurn(text, newTurnId(), 'text', observation);
       },
       reset: () => this.onReset(),
-    };
+    });
+    this.accounting = parts.accounting;
+    this.desk = parts.desk;
+    this.floor = parts.floor;
+    this.speech = parts.speech;
+    this.voice = parts.voice;
+    this.ending = parts.ending;
+    this.injection = parts.injection;
+    this.routed = parts.routed;
+    this.observer = parts.observer;
   }
 
   get replying(): boolean {
@@ -305,15 +256,6 @@ export class Session implements VoiceHost {
     this.greeted = true;
     if (this.settings.greeting === false) return;
     this.floor.start({ turnId: newTurnId(), fixedText: this.settings.greeting, welcome: true });
-  }
-
-  /**
-   * A call the reply in flight waits on raised a question: that turn yields (done) so the
-   * question is voiced at once. Not while the user is speaking: the floor would not be free.
-   */
-  private yieldFor(callId: string): Promise<void> | undefined {
-    if (!this.desk.calls.awaited(callId) || this.voice?.input.speaking || this.closed) return undefined;
-    return this.floor.yieldCurrent();
   }
 
   private afterTurn(record: TurnRecord): void {

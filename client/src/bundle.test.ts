@@ -37,6 +37,7 @@ describe('the client bundle', () => {
   it('is what the server serves at /client.js, also free of zod', async () => {
     const served = await bundleClient();
     expect(served).not.toMatch(/ZodError|from\s*["']zod/);
-    expect(served).toMatch(/RealtimeClient = class extends EventTarget/);
+    expect(served).toMatch(/RealtimeEventTarget = class extends EventTarget/);
+    expect(served).toMatch(/RealtimeClient = class extends RealtimeEventTarget/);
   });
 });

@@ -14,11 +14,9 @@ import type {
   InjectContextOptions,
   InputDevice,
   InteractionSpec,
-  LibraryEventDetails,
   Mode,
   NarrationState,
   ReadyFrame,
-  RealtimeClientEventMap,
   RealtimeClientOptions,
   ServerFrameOf,
   StartMicOptions,
@@ -26,6 +24,7 @@ import type {
   ToolOutcome,
 } from './types.ts';
 import type { ToolTracker } from './tool-tracker.ts';
+import { RealtimeEventTarget } from './typed-events.ts';
 
 export { RealtimeError };
 
@@ -39,10 +38,10 @@ const NARRATION_TIMEOUT_MS = 30_000;
  * Browser client for the conversation protocol, an EventTarget. Each inbound JSON frame is
  * dispatched twice: under its `type` (e.g. `text_delta`) and under the catch-all `frame`, with
  * the frame as `event.detail`; use one style per handler, never both. Library events
- * (LibraryEventDetails) carry their fields in `event.detail` too. This is the public face: the
+ * (LibraryEventDetails) carry their fields in `event.detail` too (typed-events.ts types them by name). This is the public face: the
  * parts and the inbound flow live in LiveConversation.
  */
-export class RealtimeClient extends EventTarget {
+export class RealtimeClient extends RealtimeEventTarget {
   static readonly sendFeedback = sendFeedback;
   static readonly sendClientError = sendClientError;
 
@@ -287,36 +286,5 @@ export class RealtimeClient extends EventTarget {
   /** Same as pushMicFrame. */
   appendAudio(frame: Float32Array): boolean {
     return this.pushMicFrame(frame);
-  }
-
-  // ── events ────────────────────────────────────────────────────────────────────────────────
-
-  /** Typed by name: `addEventListener('text_delta', (e) => e.detail.delta)`. */
-  override addEventListener<K extends keyof RealtimeClientEventMap>(
-    type: K,
-    listener: ((this: RealtimeClient, event: RealtimeClientEventMap[K]) => unknown) | null,
-    options?: boolean | AddEventListenerOptions,
-  ): void;
-  override addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void;
-  override addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void {
-    super.addEventListener(type, listener, options);
-  }
-
-  override removeEventListener<K extends keyof RealtimeClientEventMap>(
-    type: K,
-    listener: ((this: RealtimeClient, event: RealtimeClientEventMap[K]) => unknown) | null,
-    options?: boolean | EventListenerOptions,
-  ): void;
-  override removeEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | EventListenerOptions): void;
-  override removeEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | EventListenerOptions): void {
-    super.removeEventListener(type, listener, options);
-  }
-
-  // ── internals ─────────────────────────────────────────────────────────────────────────────
-
-  private emit<K extends keyof LibraryEventDetails>(type: K, detail: LibraryEventDetails[K]): void;
-  private emit(type: string, detail: unknown): void;
-  private emit(type: string, detail: unknown): void {
-    this.dispatchEvent(new CustomEvent(type, { detail }));
   }
 }

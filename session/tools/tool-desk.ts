@@ -2,7 +2,6 @@ import type { ClientFrameOf } from '../protocol/client.ts';
 import type { ToolChoice } from '../protocol/common.ts';
 import type { ServerFrame } from '../protocol/server.ts';
 import type { ConversationHistory } from '../history.ts';
-import { randomId } from '../ids.ts';
 import type { LanguageModel, ModelTool, ModelToolChoice, ToolCallRequest } from '../providers/llm.ts';
 import type { WebSearch } from '../providers/search.ts';
 import type { SessionSettings } from '../settings.ts';
@@ -15,7 +14,7 @@ import { interactionTiming, type InteractionConfig } from './interactions/timing
 import { Permissions } from './permissions.ts';
 import { ToolCalls } from './tool-calls.ts';
 import type { DeferredJob } from './call-records.ts';
-import { pairToolMessages } from './tool-messages.ts';
+import { DeepThoughts } from './deep-thoughts.ts';
 import { runToolRound } from './tool-round.ts';
 import type { ServerToolSet } from './server-tool.ts';
 import { choiceForRound, visibleTools } from './tool-set.ts';
@@ -51,12 +50,6 @@ export interface ToolDeskHost {
 
 const PARTIAL_REPLY = 'A tool just reported a partial result (see the latest context). Tell the user briefly.';
 
-interface DeepThought {
-  jobId: string;
-  callId: string;
-  abort: AbortController;
-}
-
 /**
  * A session's tool side: client calls, permissions, deferred jobs and their voiceovers,
  * managed tools and tool choice. The turn runner asks it for the tool list and hands it each
@@ -67,7 +60,7 @@ export class ToolDesk {
   readonly permissions: Permissions;
   readonly completions: CompletionQueue;
   readonly interactions: Interactions;
-  private readonly thoughts = new Map<string, DeepThought>();
+  private readonly thoughts: DeepThoughts;
   /** The choice to restore after a one-shot set_tool_choice has been used. */
   private revertTo: ToolChoice | undefined;
   /** A one-shot choice taken by the current user turn: it holds for every round of that turn. */
@@ -110,6 +103,8 @@ export class ToolDesk {
       narrate: (instruction, beforeDone) => host.narrate(instruction, beforeDone),
       send: (frame) => host.send(frame),
     });
+    const { settings, history, llm } = host;
+    this.thoughts = new DeepThoughts({ settings, history, llm, deepModel: options.deepModel, completions: this.completions });
   }
 
   tools(): ModelTool[] {
@@ -164,7 +159,7 @@ export class ToolDesk {
         managedEnabled: (name) => (name === 'web_search' ? this.host.settings.webSearch : name === 'end_call' ? this.host.settings.endCall : true),
         search: this.host.search,
         defaultTimeoutMs: this.options.defaultTimeoutMs,
-        startDeepThought: (call) => this.startDeepThought(call),
+        startDeepThought: (call) => this.thoughts.start(call),
         cancelJob: (jobId) => this.cancelJob(jobId),
         transition: (args, signal) => this.interactions.transition(args, signal),
         ended: (outcome) => this.host.toolCallEnded(outcome),
@@ -223,7 +218,7 @@ export class ToolDesk {
     this.interactions.dispose();
     this.calls.close();
     this.permissions.close();
-    for (const t of this.thoughts.values()) t.abort.abort();
+    this.thoughts.close();
   }
 
   private onPartial(frame: ClientFrameOf<'tool_partial_result'>): { code: ToolErrorCode; detail: string } | undefined {
@@ -256,48 +251,10 @@ export class ToolDesk {
     this.completions.push([job.jobId], `The background job "${job.statusLabel}" ${what} (see context). Tell the user briefly and honestly.`);
   }
 
-  private startDeepThought(call: ToolCallRequest): ToolResolution {
-    const question = typeof call.args.question === 'string' ? call.args.question : JSON.stringify(call.args);
-    const thought: DeepThought = { jobId: randomId('job', 6), callId: call.id, abort: new AbortController() };
-    this.thoughts.set(thought.jobId, thought);
-    void this.think(thought, question);
-    return { outcome: 'unknown', verified: false, content: { status: 'thinking in the background', job_id: thought.jobId } };
-  }
-
-  private async think(thought: DeepThought, question: string): Promise<void> {
-    let answer = '';
-    try {
-      const stream = this.host.llm.stream({
-        messages: [...pairToolMessages(this.host.history.forModel()), { role: 'user', content: `Think carefully and answer: ${question}` }],
-        tools: [],
-        toolChoice: 'none',
-        temperature: this.host.settings.temperature,
-        ...(this.options.deepModel ? { model: this.options.deepModel } : {}),
-        signal: thought.abort.signal,
-      });
-      for await (const event of stream) if (event.type === 'text') answer += event.delta;
-      if (thought.abort.signal.aborted) return;
-      this.host.history.addContext(`The deeper answer to "${question}" (${thought.jobId}): ${answer}`);
-      this.completions.push([thought.jobId], 'The deeper answer is ready (see context). Tell it to the user.');
-    } catch (error) {
-      if (thought.abort.signal.aborted) return;
-      this.host.history.addContext(`Thinking deeply about "${question}" failed: ${error instanceof Error ? error.message : String(error)}`);
-      this.completions.push([thought.jobId], 'The deeper thinking failed (see context). Tell the user briefly.');
-    } finally {
-      this.thoughts.delete(thought.jobId);
-    }
-  }
-
   private cancelJob(jobId: string | undefined): ToolResolution {
-    const thoughts = [...this.thoughts.values()];
     const jobs = this.calls.jobs();
-    const thought = jobId ? this.thoughts.get(jobId) : undefined;
-    if (thought || (!jobId && thoughts.length > 0 && jobs.length === 0)) {
-      const t = thought ?? thoughts[thoughts.length - 1]!;
-      t.abort.abort();
-      this.thoughts.delete(t.jobId);
-      return { outcome: 'succeeded', verified: true, content: `cancelled ${t.jobId}` };
-    }
+    const thought = this.thoughts.cancel(jobId, jobs.length);
+    if (thought) return thought;
     const job = jobId ? jobs.find((j) => j.jobId === jobId || j.handle === jobId) : jobs[jobs.length - 1];
     if (!job) return { outcome: 'failed', verified: false, content: 'no such running job' };
     this.calls.cancelFromServer(job.callId, 'cancelled');

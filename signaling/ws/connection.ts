@@ -2,12 +2,11 @@ import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Session } from '../../session/session.ts';
 import type { ServerContext } from '../context.ts';
-import { errorFrame, WS_ERRORS, type ErrorCode, type WsErrorCode } from '../../session/protocol/errors.ts';
-import { parseClientFrame } from '../../session/protocol/parse.ts';
+import { WS_ERRORS, type ErrorCode, type WsErrorCode } from '../../session/protocol/errors.ts';
 import type { StartFrame } from '../../session/protocol/start.ts';
 import type { HandshakeAuth } from './authenticate.ts';
 import type { RegisteredSession } from '../session-registry.ts';
-import { prepareSession, type PreparedSession } from './open-session.ts';
+import { giveBackUntaken, prepareSession, type PreparedSession } from './open-session.ts';
 import { answerOneShot } from './one-shot.ts';
 import { StartRefusals } from './start-refusals.ts';
 import type { ClientFrameOf } from '../../session/protocol/client.ts';
@@ -18,8 +17,7 @@ import { WebRtcSetup } from '../webrtc/webrtc-setup.ts';
 import type { WebRtcTransport } from '../webrtc/webrtc-transport.ts';
 import type { Transport } from '../../session/transport.ts';
 import { sessionTelemetry, socketMetrics, type SessionFacts, type SessionTelemetry } from '../observability/session-telemetry.ts';
-import type { AccountLimit } from '../../session/protocol/usage.ts';
-import { gateInputText } from '../usage/input-text-gate.ts';
+import { errorWith, readFirstFrame, routeCallFrame, type ErrorExtra } from './frame-routing.ts';
 
 /**
  * One WebSocket from upgrade to close: waits for the start frame, opens (or resumes) the
@@ -109,45 +107,24 @@ export class Connection implements RegisteredSession {
 
   /** A JSON frame from the socket or the control data channel. */
   private onText(text: string): void {
-    const parsed = parseClientFrame(text);
-    if (!parsed.ok) {
-      return this.sendError(parsed.code, parsed.detail);
-    }
-    const frame = parsed.frame;
-    if (frame.type === 'start') return this.sendError('already_started', 'this connection already has a session; open a new socket for another');
-    if (frame.type === 'feedback' || frame.type === 'client_error') {
-      return this.sendError('invalid_frame', `${frame.type} goes on a socket of its own as the first frame, not inside a conversation`);
-    }
-    if (frame.type === 'webrtc_offer') {
-      if (!this.webrtc) return this.sendError('unexpected_offer', 'webrtc_offer is only accepted after a start frame with transport kind webrtc');
-      void this.webrtc.offer(frame.sdp);
-      return;
-    }
-    if (!this.session) return this.sendError('not_ready', `${frame.type} arrived before ready; the call is still connecting`);
-    if (frame.type === 'input_text') {
-      const session = this.session;
-      const held = gateInputText(this.server.usage.limits, this.account, {
-        pass: () => session.handle(frame),
-        refuse: (detail, retryAfterMs, limit) => this.sendError('rate_limited', detail, { retry_after_ms: retryAfterMs, limit }),
-      });
-      // A verdict still to come holds every later frame, so frames keep their order.
-      if (held) this.backlog.hold(held);
-      return;
-    }
-    this.session.handle(frame);
+    routeCallFrame(
+      {
+        session: this.session,
+        webrtc: this.webrtc,
+        limits: this.server.usage.limits,
+        account: this.account,
+        sendError: (code, detail, extra) => this.sendError(code, detail, extra),
+        hold: (verdict) => this.backlog.hold(verdict),
+      },
+      text,
+    );
   }
 
   private onFirstFrames(bytes: Buffer, isBinary: boolean): void {
-    if (isBinary) return this.fail('invalid_start_frame', 'the first frame must be the JSON start frame, not audio');
-    const parsed = parseClientFrame(bytes.toString('utf8'));
-    if (!parsed.ok) {
-      const own = parsed.type === 'start' || parsed.type === 'feedback' || parsed.type === 'client_error';
-      const detail = own ? parsed.detail : `the first frame must be a valid start frame: ${parsed.detail}`;
-      return this.fail('invalid_start_frame', detail);
-    }
-    if (parsed.frame.type === 'feedback' || parsed.frame.type === 'client_error') return this.onOneShot(parsed.frame);
-    if (parsed.frame.type !== 'start') return this.fail('invalid_start_frame', `the first frame must be start, got ${parsed.frame.type}`);
-    const start = parsed.frame;
+    const first = readFirstFrame(bytes, isBinary);
+    if (first.kind === 'refused') return this.fail('invalid_start_frame', first.detail);
+    if (first.kind === 'one-shot') return this.onOneShot(first.frame);
+    const start = first.frame;
     this.backlog.hold(
       this.onStart(start).catch((error: unknown) => {
         this.server.log.error({ err: error instanceof Error ? error.stack : String(error), session_id: start.session_id }, 'opening the session failed');
@@ -171,7 +148,9 @@ export class Connection implements RegisteredSession {
   private async start(start: StartFrame): Promise<void> {
     this.sessionId = start.session_id;
     const waitMs = await this.refusals.waitMs();
-    if (waitMs !== undefined) return this.tooManyAttempts(waitMs);
+    if (waitMs !== undefined) {
+      return this.fail('too_many_attempts', `too many failed attempts from this address; retry in ${Math.ceil(waitMs / 1000)} s`, { retry_after_ms: waitMs });
+    }
     const prepared = await prepareSession(this.server, this.handshake, start, { admit: () => this.admit(), onTurnEnd: () => this.checkpoint() });
     // Until the session begins, a conversation this start took is given back if the start ends.
     if (prepared.ok) this.untaken = prepared.taken;
@@ -229,15 +208,6 @@ export class Connection implements RegisteredSession {
     this.startTimer = setTimeout(() => this.fail('start_timeout', 'the WebRTC call did not connect in time'), this.server.config.START_TIMEOUT_MS * 3);
   }
 
-  private tooManyAttempts(waitMs: number): void {
-    if (this.ended || this.failing) return;
-    this.failing = true;
-    const seconds = Math.ceil(waitMs / 1000);
-    this.frames.sendFrame({ ...errorFrame('too_many_attempts', `too many failed attempts from this address; retry in ${seconds} s`), retry_after_ms: waitMs });
-    this.frames.close(WS_ERRORS.too_many_attempts.close, 'too_many_attempts');
-    this.teardown(WS_ERRORS.too_many_attempts.close);
-  }
-
   private admit(): boolean {
     if (this.ended || !this.server.sessions.tryAdd(this)) return false;
     this.registered = true;
@@ -260,15 +230,15 @@ export class Connection implements RegisteredSession {
     this.fail('key_expired', 'the scoped key expired; mint a new one and resume with your resume_token');
   }
 
-  private sendError(code: ErrorCode, detail: string, extra: { retry_after_ms?: number | undefined; limit?: AccountLimit | undefined } = {}): void {
-    this.frames.sendFrame({ ...errorFrame(code, detail), ...definedOf(extra) });
+  private sendError(code: ErrorCode, detail: string, extra: ErrorExtra = {}): void {
+    this.frames.sendFrame(errorWith(code, detail, extra));
   }
 
   /**
    * A fatal error: the frame, then the close code documented for it. A live conversation is
    * stashed first, because the client may reconnect to another process the moment it hears.
    */
-  private fail(code: WsErrorCode, detail: string, extra: Parameters<Connection['sendError']>[2] = {}): void {
+  private fail(code: WsErrorCode, detail: string, extra: ErrorExtra = {}): void {
     if (this.ended || this.failing) return;
     this.failing = true;
     const spec = WS_ERRORS[code];
@@ -284,13 +254,8 @@ export class Connection implements RegisteredSession {
 
   /** A start that took a conversation ended before its session began: the token works again. */
   private giveBack(): void {
-    const untaken = this.untaken;
-    if (!untaken) return;
+    if (this.untaken) giveBackUntaken(this.server, this.untaken);
     this.untaken = undefined;
-    const given = this.server.stores.stash.giveBack(untaken.token, untaken.entry).catch((error: unknown) =>
-      this.server.log.warn({ err: error instanceof Error ? error.message : String(error), session_id: untaken.entry.sessionId }, 'giving a taken conversation back failed: it is lost'),
-    );
-    this.server.sessions.track(given);
   }
 
   /** Never throws: it runs in socket and peer event handlers, where an exception ends the process. */
@@ -323,8 +288,4 @@ export class Connection implements RegisteredSession {
     record?.release();
     this.giveBack();
   }
-}
-
-function definedOf<T extends object>(fields: T): Partial<T> {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
 }

@@ -148,3 +148,11 @@ async function prepareAdmitted(
   if (taken) resumes.inc({ outcome: 'resumed' });
   return { ok: true, credential, settings, resumed: taken !== undefined, taken, maxSessions, build };
 }
+
+/** A start that took a conversation ended before its session began: the token works again. */
+export function giveBackUntaken(server: ServerContext, untaken: NonNullable<PreparedSession['taken']>): void {
+  const given = server.stores.stash.giveBack(untaken.token, untaken.entry).catch((error: unknown) =>
+    server.log.warn({ err: error instanceof Error ? error.message : String(error), session_id: untaken.entry.sessionId }, 'giving a taken conversation back failed: it is lost'),
+  );
+  server.sessions.track(given);
+}

@@ -19,12 +19,13 @@ const FORGET_AFTER_MS = 60_000;
 
 /**
  * What this process last sent for each token's history and settings, so the next save sends
- * only the difference: the settings only when they changed; new messages appended, a changed last reply replaced (a barge-in's truncation).
- * Anything else is a full rewrite: a reset, or the history budget trimming the oldest messages
- * (which rewrites the note at the front, and happens once per tenth of the budget, not per turn). Each write carries
- * the mark of the write it builds on and Redis refuses it unless that is what it holds (a lost
- * write, a Redis restart, an entry expired): the caller then writes in full. Plans are
- * optimistic (a write still in flight counts as made), which the marks make safe.
+ * only the difference: new messages appended, a changed last reply replaced (a barge-in's
+ * truncation), the settings only when they changed. Anything else is a full rewrite: a reset, or
+ * the history budget trimming the oldest messages (which rewrites the note at the front, once per
+ * tenth of the budget, not per turn). Each write carries the mark of the write it builds on and
+ * Redis refuses it unless that is what it holds (a lost write, a Redis restart, an expired
+ * entry): the caller then writes in full. Plans are optimistic (a write still in flight counts as
+ * made), which the marks make safe.
  */
 export class HistorySync {
   private readonly sent = new Map<string, { history: string[]; settings: string; mark: string; at: number }>();

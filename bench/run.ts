@@ -19,6 +19,8 @@ const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./voice.ts'),
   () => import('./voice-footprint.ts'),
   () => import('./webrtc.ts'),
+  () => import('./aiortc-connect.ts'),
+  () => import('./opus-decode.ts'),
   () => import('./resume.ts'),
   () => import('./interactions.ts'),
   () => import('./turn-taking.ts'),
@@ -41,7 +43,8 @@ const SUMMARY: Array<{ goal: string; benchmark: string; metric: string; target: 
   { goal: 'local providers end of speech → first audio p50', benchmark: 'voice', metric: 'local providers: end of speech → first audio byte p50', target: '< 250 ms' },
   { goal: 'local providers talking sessions per core', benchmark: 'voice', metric: 'local providers: talking sessions per core (est.)', target: '≥ 12' },
   { goal: 'WebSocket voice sessions, one process, jitter p99 < 20 ms', benchmark: 'voice', metric: 'concurrent voice sessions with jitter p99 < 20 ms, one process', target: '≥ 300' },
-  { goal: 'WebRTC offer → connected p50 (werift peer)', benchmark: 'webrtc', metric: 'offer → connected p50', target: '< 300 ms (aiortc)' },
+  { goal: 'WebRTC offer → connected p50 (aiortc peer)', benchmark: 'aiortc-connect', metric: 'aiortc → server: offer → connected p50, this tree', target: '< 300 ms' },
+  { goal: 'uplink Opus decode per 20 ms frame p50', benchmark: 'opus-decode', metric: 'Opus decode to 16 kHz PCM16 per 20 ms frame p50, libopus-wasm: @evan/opus WASM (Int16 out; now)', target: 'faster than opus-decoder' },
   { goal: 'WebRTC calls per core, jitter p99 < 10 ms', benchmark: 'webrtc', metric: 'one core: concurrent WebRTC calls with jitter p99 < 10 ms', target: '≥ 60' },
 ];
 

@@ -6,6 +6,7 @@ import { siteForTest } from '../signaling/testing/nginx-site.ts';
 import { startPostgres } from '../signaling/testing/postgres-server.ts';
 import { startRedis } from '../signaling/testing/redis-server.ts';
 import { freePort } from '../signaling/testing/server-process.ts';
+import { baseline } from './lib/baseline.ts';
 import { BenchSession, closeSessions } from './lib/bench-client.ts';
 import { ChildServer } from './lib/child-server.ts';
 import { LoadMeter } from './lib/load-meter.ts';
@@ -13,19 +14,22 @@ import { median, percentile, progress, round } from './lib/stats.ts';
 import type { Row } from './types.ts';
 
 /**
- * Scale-out (issue 15), every comparison measured side by side in one run, in alternating
- * windows so the shared machine's load falls on both sides alike:
+ * Scale-out (issue 15), every comparison measured side by side in one run, so the shared
+ * machine's load falls on both sides alike:
  * - write-through: one process with REDIS_URL (the conversation written to Redis at every turn
- *   end) against one without (memory stash, nothing written): server CPU per turn and
- *   input_text → done p50/p99 at the same offered load;
- * - 1 vs 2 processes behind nginx (deploy/nginx/parley.conf), both on Redis and PostgreSQL:
- *   text turns per second (closed loop) and session starts per second;
+ *   end) against one without (memory stash, nothing written), loaded at the same time with the
+ *   same offered load: server CPU per turn and input_text → done p50/p99;
+ * - 1 vs 2 processes behind nginx (deploy/nginx/parley.conf), both on Redis and PostgreSQL, in
+ *   alternating windows: text turns per second (closed loop) and session starts per second;
  * - resume: drop → resumed on the other process, on the same process, and a fresh start, start
  *   frame → ready, p50/p99.
  * Everything runs on this machine: the load generator, nginx, Redis and PostgreSQL take CPU from
  * the servers, so the 2-process ratio is what two cores give with all of that beside them.
  */
 export const name = 'scale';
+
+/** `SCALE_BENCH_PARTS=write-through` (or `scale-out`) runs only that part: quicker while developing. */
+const PARTS = new Set((process.env.SCALE_BENCH_PARTS ?? 'write-through,scale-out').split(','));
 
 const MESSAGE = 'Could you remind me what we said about the delivery window and the invoice address?';
 
@@ -34,7 +38,7 @@ export async function run(): Promise<Row[]> {
   const [redis, postgres] = await Promise.all([startRedis(), startPostgres()]);
   try {
     const env = await deploymentEnv({ redis, postgres });
-    return [...(await writeThroughCost(env)), ...(await scaleOut(env))];
+    return [...(PARTS.has('write-through') ? await writeThroughCost(env) : []), ...(PARTS.has('scale-out') ? await scaleOut(env) : [])];
   } finally {
     await Promise.all([redis.close(), postgres.close()]);
   }
@@ -73,65 +77,83 @@ async function open(env: DeploymentEnv, url: string, count: number): Promise<Ben
 const WT_SESSIONS = 100;
 const WT_TURNS = 10;
 const WT_RATE = 250;
-/** Windows of each side, alternating; the first pair warms the servers up (JIT) and is discarded. */
-const WT_PAIRS = 6;
+/** Windows, every server loaded at once; the first warms the servers up (JIT) and is discarded. */
+const WT_ROUNDS = Number(process.env.SCALE_WT_ROUNDS ?? 6);
 
 interface Side {
+  label: string;
+  server: ChildServer;
   /** Event-loop thread CPU and all threads' CPU, ms, over the kept windows. */
   mainMs: number;
   allMs: number;
   turns: number;
   ends: number[];
-  /** Main-thread CPU per turn of each kept window, µs. */
+  /** Main-thread CPU per turn of each kept window, µs, in round order. */
   perWindow: number[];
 }
 
+/**
+ * One server without REDIS_URL (memory stash), one with it (written through to Redis at every
+ * turn end), both on the same PostgreSQL (the usage ledger is written at every turn end too), so
+ * only the stash differs; with BENCH_BASELINE=<ref> also that commit's server with REDIS_URL.
+ */
 async function writeThroughCost(env: DeploymentEnv): Promise<Row[]> {
-  progress('scale: write-through: one server with REDIS_URL, one without');
-  const without = serverEnv({ SCOPED_KEY_SECRET: env.SCOPED_KEY_SECRET });
-  const [plain, through] = await Promise.all([ChildServer.start({ env: without }), ChildServer.start({ env: serverEnv(env) })]);
-  const empty = (): Side => ({ mainMs: 0, allMs: 0, turns: 0, ends: [], perWindow: [] });
-  const result = { plain: empty(), through: empty() };
-  const load = new LoadMeter(() => plain.cpuMs() + through.cpuMs());
+  const base = baseline();
+  progress(`scale: write-through: one server with REDIS_URL, one without${base ? `, and ${base.ref} with it` : ''}`);
+  const without = serverEnv({ SCOPED_KEY_SECRET: env.SCOPED_KEY_SECRET, DATABASE_URL: env.DATABASE_URL });
+  // One after another: several tsx servers compiling at once on a busy machine miss the start timeout.
+  const started: ChildServer[] = [];
+  // SCALE_WT_AA=1 adds a second memory-stash server: the noise floor of the comparison (A/A).
+  const aa = Boolean(process.env.SCALE_WT_AA);
+  const envs = [without, ...(aa ? [without] : []), serverEnv(env)];
+  for (const e of envs) started.push(await ChildServer.start({ env: e, startTimeoutMs: 60_000 }));
+  if (base) started.push(await ChildServer.start({ env: serverEnv(env), repo: base.dir, startTimeoutMs: 60_000 }));
+  const labels = ['memory stash', ...(aa ? ['memory stash again'] : []), 'Redis', ...(base ? [`Redis at ${base.ref} (${base.sha.slice(0, 7)})`] : [])];
+  const sides: Side[] = started.map((server, i) => ({ label: labels[i]!, server, mainMs: 0, allMs: 0, turns: 0, ends: [], perWindow: [] }));
+  const load = new LoadMeter(() => started.reduce((a, s) => a + s.cpuMs(), 0));
   try {
-    for (let w = 0; w < WT_PAIRS * 2; w += 1) {
-      // Each pair in swapped order, so drift in the machine's load falls on both sides alike.
-      const side = (w % 2 === 0) === (Math.floor(w / 2) % 2 === 0) ? 'plain' : 'through';
-      const server = side === 'plain' ? plain : through;
-      const group = await open(env, server.wsUrl, WT_SESSIONS);
-      const [main, all] = [server.mainThreadCpuMs(), server.cpuMs()];
+    for (let round = 0; round < WT_ROUNDS; round += 1) {
+      // Every server at once, each with its own clients: a burst of load from the rest of the
+      // machine falls on all of them alike, which alternating windows could not promise.
+      const groups = await Promise.all(sides.map((side) => open(env, side.server.wsUrl, WT_SESSIONS)));
+      const before = sides.map((side) => [side.server.mainThreadCpuMs(), side.server.cpuMs()] as const);
       load.begin();
-      const ends = await offered(group, WT_TURNS, WT_RATE);
+      const ends = await Promise.all(groups.map((group) => offered(group, WT_TURNS, WT_RATE)));
       load.end();
-      if (w >= 2) {
-        const r = result[side];
-        const mainMs = server.mainThreadCpuMs() - main;
-        r.mainMs += mainMs;
-        r.allMs += server.cpuMs() - all;
-        r.turns += ends.length;
-        r.ends.push(...ends);
-        r.perWindow.push((mainMs * 1000) / ends.length);
+      if (round > 0) {
+        for (const [i, side] of sides.entries()) {
+          const mainMs = side.server.mainThreadCpuMs() - before[i]![0];
+          side.mainMs += mainMs;
+          side.allMs += side.server.cpuMs() - before[i]![1];
+          side.turns += ends[i]!.length;
+          side.ends.push(...ends[i]!);
+          side.perWindow.push((mainMs * 1000) / ends[i]!.length);
+        }
       }
-      await closeSessions(group);
+      await Promise.all(groups.map((group) => closeSessions(group)));
     }
-    progress(`scale: write-through: ${WT_PAIRS * 2} windows done`);
+    progress(`scale: write-through: ${WT_ROUNDS} windows done`);
   } finally {
-    await Promise.all([plain.stop(), through.stop()]);
+    await Promise.all(started.map((s) => s.stop()));
   }
   const us = (ms: number, turns: number) => round((ms * 1000) / turns, 1);
-  const [p, t] = [result.plain, result.through];
-  const extraMain = ((t.mainMs / t.turns) / (p.mainMs / p.turns) - 1) * 100;
-  const extraAll = ((t.allMs / t.turns) / (p.allMs / p.turns) - 1) * 100;
+  const plain = sides[0]!;
+  const extra = (s: Side, key: 'mainMs' | 'allMs') => round(((s[key] / s.turns) / (plain[key] / plain.turns) - 1) * 100, 1);
+  // Per window, against the memory stash in the same window: the spread shows the noise.
+  const perRound = (s: Side) => s.perWindow.map((x, i) => (x / plain.perWindow[i]! - 1) * 100);
+  const spread = (xs: number[]) => `per window ${round(Math.min(...xs), 1)} to ${round(Math.max(...xs), 1)} %, median ${round(median(xs), 1)} %`;
   const windows = (s: Side) => s.perWindow.map((x) => round(x, 0)).join(', ');
-  const shape = `${WT_SESSIONS} sessions × ${WT_TURNS} turns at ${WT_RATE} turns/s offered per window, ${WT_PAIRS - 1} kept pairs of alternating windows; local model at 0 ms/word; load generator ${load.clientCores.toFixed(2)} cores, other processes on the machine ${load.foreignCores.toFixed(2)} cores`;
+  const shape = `${WT_SESSIONS} sessions × ${WT_TURNS} turns at ${WT_RATE} turns/s offered per window, ${WT_ROUNDS - 1} kept windows, all servers loaded at once (each with its own clients); local model at 0 ms/word; load generator ${load.clientCores.toFixed(2)} cores, other processes on the machine ${load.foreignCores.toFixed(2)} cores`;
+  const all = sides.map((s) => s.label).join(' / ');
   const rows: Row[] = [
-    { benchmark: name, metric: 'write-through: server event-loop CPU per text turn, memory stash / Redis', value: `${us(p.mainMs, p.turns)} / ${us(t.mainMs, t.turns)}`, unit: 'µs', note: `per window: ${windows(p)} and ${windows(t)} µs; all threads ${us(p.allMs, p.turns)} / ${us(t.allMs, t.turns)} µs (+${round(extraAll, 1)} %); ${shape}` },
-    { benchmark: name, metric: 'write-through: extra event-loop CPU per text turn', value: round(extraMain, 1), unit: '%', note: 'goal < 5 %: the conversation serialised (each message once) and written to Redis at every turn end (history of ≤ 10 turns); see the per-window spread above for the noise' },
+    { benchmark: name, metric: `write-through: server event-loop CPU per text turn, ${all}`, value: sides.map((s) => us(s.mainMs, s.turns)).join(' / '), unit: 'µs', note: `per window: ${sides.map(windows).join(' and ')} µs; all threads ${sides.map((s) => us(s.allMs, s.turns)).join(' / ')} µs; ${shape}` },
   ];
+  for (const s of sides.slice(1)) {
+    rows.push({ benchmark: name, metric: `write-through: extra event-loop CPU per text turn, ${s.label}`, value: extra(s, 'mainMs'), unit: '%', note: `goal < 5 %; ${spread(perRound(s))}; all threads +${extra(s, 'allMs')} %; the conversation (history of ≤ ${WT_TURNS} turns) written to Redis at every turn end` });
+  }
   for (const q of [50, 99]) {
-    const a = percentile(p.ends, q);
-    const b = percentile(t.ends, q);
-    rows.push({ benchmark: name, metric: `write-through: input_text → done p${q}, memory stash / Redis`, value: `${round(a, 2)} / ${round(b, 2)}`, unit: 'ms', note: `difference ${round(b - a, 2)} ms${q === 99 ? ' (goal < 1 ms)' : ''}; client-observed; the write is made after done is sent; ${p.ends.length} + ${t.ends.length} turns` });
+    const at = sides.map((s) => percentile(s.ends, q));
+    rows.push({ benchmark: name, metric: `write-through: input_text → done p${q}, ${all}`, value: at.map((x) => round(x, 2)).join(' / '), unit: 'ms', note: `difference ${at.slice(1).map((x) => round(x - at[0]!, 2)).join(' / ')} ms${q === 99 ? ' (goal < 1 ms)' : ''}; client-observed; the write is made after done is sent; ${sides.map((s) => s.ends.length).join(' + ')} turns` });
   }
   return rows;
 }

@@ -62,7 +62,7 @@ let counter = 0;
 
 export async function run(): Promise<Row[]> {
   const base = baseline();
-  const trees = [{ label: 'this tree' }, ...(base ? [{ label: `baseline ${base.ref} (${base.sha.slice(0, 7)})`, repo: base.dir }] : [])];
+  const trees = [{ label: 'this tree' }, ...(base ? [{ label: `baseline ${base.ref} (${base.sha.slice(0, 7)})`, repo: base.dir, env: base.env }] : [])];
   const sides: Side[] = [];
   const memory = new Map<Side, Footprint>();
   const clip = endAligned(fixture('twelve.wav'));
@@ -74,7 +74,7 @@ export async function run(): Promise<Row[]> {
       progress(`voice-footprint: ${tree.label}: ${SESSIONS} sessions`);
       const server = await ChildServer.start({
         script: 'bench/lib/fake-voice-server.ts',
-        env: { LOCAL_LLM_WORD_DELAY_MS: '0', BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, MAX_SESSIONS: '2000' },
+        env: { LOCAL_LLM_WORD_DELAY_MS: '0', BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, MAX_SESSIONS: '2000', ...('env' in tree ? tree.env : {}) },
         inspectable: true,
         ...(tree.repo ? { repo: tree.repo } : {}),
       });

@@ -62,11 +62,14 @@ function fakeServer(env: Record<string, string> = {}): Promise<ChildServer> {
   return ChildServer.start({ script: 'bench/lib/fake-voice-server.ts', env: { LOCAL_LLM_WORD_DELAY_MS: '0', ...env } });
 }
 
+/** BENCH_VOICE_PARTS=latency,capacity,local runs some of it (all by default). */
+const PARTS = new Set((process.env.BENCH_VOICE_PARTS ?? 'latency,capacity,local').split(','));
+
 export async function run(): Promise<Row[]> {
   const rows: Row[] = [];
-  rows.push(...(await fakeLatency()));
-  rows.push(...(await fakeConcurrency()));
-  rows.push(...(await localProviders()));
+  if (PARTS.has('latency')) rows.push(...(await fakeLatency()));
+  if (PARTS.has('capacity')) rows.push(...(await fakeConcurrency()));
+  if (PARTS.has('local')) rows.push(...(await localProviders()));
   return rows;
 }
 

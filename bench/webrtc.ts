@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { WebRtcTestPeer } from '../signaling/testing/webrtc-test-peer.ts';
 import { withTimeout } from './lib/bench-client.ts';
+import { baseline, type Baseline } from './lib/baseline.ts';
 import { ChildServer, processCpuMs, type ServerTiming } from './lib/child-server.ts';
 import { LoadMeter } from './lib/load-meter.ts';
 import { ramp, rampVerdict, windowsNote, type RampResult, type StepFigures } from './lib/ramp.ts';
@@ -50,23 +51,41 @@ const LOAD_REPLY_TEXT = 'say the weather is mild and the sky is clear today.';
 const PEERS_SCRIPT = fileURLToPath(new URL('./lib/webrtc-peers.ts', import.meta.url));
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 
-function server(env: Record<string, string> = {}, cpu?: number): Promise<ChildServer> {
-  // WEBRTC_MEDIA_WORKERS from the bench's environment reaches the server (compare 0, 1, 2 …).
-  const workers: Record<string, string> = process.env.WEBRTC_MEDIA_WORKERS ? { WEBRTC_MEDIA_WORKERS: process.env.WEBRTC_MEDIA_WORKERS } : {};
-  return ChildServer.start({ script: 'bench/lib/fake-voice-server.ts', env: { LOCAL_LLM_WORD_DELAY_MS: '0', WEBRTC_LOOPBACK_ONLY: '1', ...workers, ...env }, ...(cpu === undefined ? {} : { cpu }) });
+/** BENCH_WEBRTC_PARTS="pinned" runs only some parts: connect, load (both cores), pinned (one core). */
+const PARTS = new Set((process.env.BENCH_WEBRTC_PARTS ?? 'connect,load,pinned').split(','));
+/** WEBRTC_MEDIA_WORKERS and WEBRTC_MEDIA_WORKER_NICE from the bench's environment reach the server (e.g. NICE=0: as without CAP_SYS_NICE). */
+const PASSED_ENV = ['WEBRTC_MEDIA_WORKERS', 'WEBRTC_MEDIA_WORKER_NICE'].filter((k) => process.env[k] !== undefined);
+
+function server(env: Record<string, string> = {}, cpu?: number, repo?: string): Promise<ChildServer> {
+  const passed = Object.fromEntries(PASSED_ENV.map((k) => [k, process.env[k] as string]));
+  return ChildServer.start({
+    script: 'bench/lib/fake-voice-server.ts',
+    env: { LOCAL_LLM_WORD_DELAY_MS: '0', WEBRTC_LOOPBACK_ONLY: '1', ...passed, ...env },
+    ...(cpu === undefined ? {} : { cpu }),
+    ...(repo === undefined ? {} : { repo }),
+  });
 }
 
 export async function run(): Promise<Row[]> {
-  const rows = [...(await connectLatency()), ...(await concurrency({ pinned: false, steps: LOAD_STEPS }))];
-  if (pinningPossible()) rows.push(...(await concurrency({ pinned: true, steps: PINNED_STEPS })));
-  else progress('webrtc: one-core ramp skipped (needs taskset and at least 2 CPUs)');
+  const rows: Row[] = [];
+  if (PARTS.has('connect')) rows.push(...(await connectLatency()));
+  if (PARTS.has('load')) rows.push(...(await concurrency({ pinned: false, steps: LOAD_STEPS })));
+  if (!PARTS.has('pinned')) return rows;
+  if (!pinningPossible()) {
+    progress('webrtc: one-core ramp skipped (needs taskset and at least 2 CPUs)');
+    return rows;
+  }
+  // BENCH_BASELINE=<ref>: that commit's server through the same one-core ramp first, in this run.
+  const base = baseline();
+  if (base) rows.push(...(await concurrency({ pinned: true, steps: PINNED_STEPS, baseline: base })));
+  rows.push(...(await concurrency({ pinned: true, steps: PINNED_STEPS })));
   return rows;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Offer → connected
 
-interface Connect {
+export interface Connect {
   /** start sent → webrtc_ice received. */
   ice: number;
   /** The client's own offer (its ICE gathering), not the server's. */
@@ -116,7 +135,7 @@ async function connectLatency(): Promise<Row[]> {
   ];
 }
 
-async function oneCall(s: ChildServer, index: number): Promise<Connect> {
+export async function oneCall(s: ChildServer, index: number): Promise<Connect> {
   const ws = new WebSocket(s.wsUrl, { perMessageDeflate: false });
   const peer = new WebRtcTestPeer();
   const seen = new Map<string, { at: number; text: string }>();
@@ -336,16 +355,17 @@ function pin(pid: number, cpu: number): void {
   if (r.status !== 0) throw new Error(`taskset failed for ${pid}: ${String(r.stderr)}`);
 }
 
-async function concurrency(o: { pinned: boolean; steps: number[] }): Promise<Row[]> {
-  progress(`webrtc: starting fake-provider server and the peer processes for concurrency${o.pinned ? ' (server pinned to one core)' : ''}`);
+async function concurrency(o: { pinned: boolean; steps: number[]; baseline?: Baseline }): Promise<Row[]> {
+  const tree = o.baseline ? ` baseline ${o.baseline.ref} (${o.baseline.sha.slice(0, 7)})` : '';
+  progress(`webrtc: starting fake-provider server${tree} and the peer processes for concurrency${o.pinned ? ' (server pinned to one core)' : ''}`);
   // Pinned: started on CPU 1 (it sizes its media workers for one core), the peers moved to CPU 0.
-  const s = await server({ BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, MAX_SESSIONS: '1000', START_TIMEOUT_MS: '20000' }, o.pinned ? 1 : undefined);
+  const s = await server({ BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, MAX_SESSIONS: '1000', START_TIMEOUT_MS: '20000', ...o.baseline?.env }, o.pinned ? 1 : undefined, o.baseline?.dir);
   const peers = PeerGroup.start(LOAD_PEER_PROCESSES);
   let open = 0;
   try {
     if (o.pinned) for (const pid of peers.pids) pin(pid, 0);
     const result = await ramp<Step>({
-      label: o.pinned ? 'webrtc concurrency, server on one core' : 'webrtc concurrency',
+      label: `webrtc concurrency${o.pinned ? ', server on one core' : ''}${tree}`,
       unit: 'calls',
       steps: o.steps,
       target: JITTER_TARGET_MS,
@@ -363,7 +383,7 @@ async function concurrency(o: { pinned: boolean; steps: number[] }): Promise<Row
       extraStop: (step) =>
         step.peersCores > 0.9 * LOAD_PEER_PROCESSES ? `stopped at ${step.n} calls: the client peer processes are saturated (the load generator, not the server, is the limit here)` : undefined,
     });
-    return o.pinned ? pinnedRows(result) : concurrencyRows(result);
+    return o.pinned ? pinnedRows(result, tree) : concurrencyRows(result);
   } finally {
     await peers.close();
     await s.stop();
@@ -467,10 +487,11 @@ function wireNote(st: Step): string {
   return st.wire ? `on the wire (tcpdump on lo, kernel timestamps) p99 ${round(st.wire.p99, 2)}, p50 ${round(st.wire.p50, 1)}, max ${round(st.wire.max, 1)} ms over ${st.wire.intervals} intervals of ${st.wire.flows} flows; ` : '';
 }
 
-function pinnedRows(result: RampResult<Step>): Row[] {
+/** `tree`: '' for this checkout, else the baseline's label, added to each metric. */
+function pinnedRows(result: RampResult<Step>, tree: string): Row[] {
   const rows: Row[] = result.steps.map((st) => ({
     benchmark: name,
-    metric: `one core: downlink packet jitter p99, ${st.n} WebRTC calls`,
+    metric: `one core: downlink packet jitter p99, ${st.n} WebRTC calls${tree}`,
     value: round(st.p99, 2),
     unit: 'ms',
     note:
@@ -482,10 +503,10 @@ function pinnedRows(result: RampResult<Step>): Row[] {
   const v = rampVerdict(result, JITTER_TARGET_MS);
   rows.push({
     benchmark: name,
-    metric: `one core: concurrent WebRTC calls with jitter p99 < ${JITTER_TARGET_MS} ms`,
+    metric: `one core: concurrent WebRTC calls with jitter p99 < ${JITTER_TARGET_MS} ms${tree}`,
     value: v.capacity,
     unit: 'calls',
-    note: `target ≥ 50 per core; the whole server on one CPU; ${v.detail}`,
+    note: `target ≥ 60 per core; the whole server on one CPU; media worker nice ${process.env.WEBRTC_MEDIA_WORKER_NICE ?? '-10 (the default; applied only with CAP_SYS_NICE)'}; ${v.detail}`,
   });
   return rows;
 }

@@ -155,9 +155,12 @@ export class Endpointer {
       this.preroll.push(frame);
       const maxPreroll = Math.ceil(o.prerollMs / VAD_FRAME_MS) + 4;
       if (this.preroll.length > maxPreroll) this.preroll.shift();
-      if (this.recent.filter(Boolean).length >= o.startVoicedFrames) {
+      // Counted in a loop: this runs for every frame of every session outside speech.
+      let voiced = 0;
+      for (const v of this.recent) if (v) voiced += 1;
+      if (voiced >= o.startVoicedFrames) {
         this.inSegment = true;
-        this.voicedMs = this.recent.filter(Boolean).length * VAD_FRAME_MS;
+        this.voicedMs = voiced * VAD_FRAME_MS;
         this.silentMs = 0;
         this.confirmed = false;
         this.sustained = false;

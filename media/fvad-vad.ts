@@ -7,7 +7,7 @@ import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE, type VadDecision, type VadFactory, 
  * voiced-looking sound speech (a tone, a click train), which is why Silero is the default.
  */
 
-interface FvadModule {
+export interface FvadModule {
   HEAP16: Int16Array;
   _fvad_new(): number;
   _fvad_free(handle: number): void;
@@ -21,7 +21,7 @@ interface FvadModule {
 let modulePromise: Promise<FvadModule> | undefined;
 
 /** Loads the WASM once; call at startup so the first voice session pays nothing. */
-function loadFvad(): Promise<FvadModule> {
+export function loadFvad(): Promise<FvadModule> {
   modulePromise ??= (fvadFactory as unknown as () => Promise<FvadModule>)();
   return modulePromise;
 }
@@ -29,19 +29,18 @@ function loadFvad(): Promise<FvadModule> {
 /** aggressiveness 0 (most sensitive) to 3 (most eager to call audio non-speech). */
 export async function createFvadFactory(aggressiveness = 3): Promise<VadFactory> {
   const module = await loadFvad();
-  return { provider: 'webrtc', create: (onDecision) => new FvadDetector(module, aggressiveness, onDecision) };
+  return { provider: 'webrtc', create: (onDecision) => new FvadDetector(new FvadClassifier(module, aggressiveness), onDecision) };
 }
 
-class FvadDetector implements VoiceActivityDetector {
+/** One fvad instance deciding 20 ms frames at once: the webrtc detector's, and Silero's fallback while its thread lags. */
+export class FvadClassifier {
   private readonly handle: number;
   private readonly buffer: number;
   private freed = false;
-  readonly pending = 0;
 
   constructor(
     private readonly module: FvadModule,
     aggressiveness: number,
-    private readonly onDecision: VadDecision,
   ) {
     this.handle = module._fvad_new();
     module._fvad_set_mode(this.handle, aggressiveness);
@@ -49,10 +48,9 @@ class FvadDetector implements VoiceActivityDetector {
     this.buffer = module._malloc(VAD_FRAME_SAMPLES * 2);
   }
 
-  push(frame: Int16Array): void {
-    if (this.freed) return;
+  speech(frame: Int16Array): boolean {
     this.module.HEAP16.set(frame, this.buffer >> 1);
-    this.onDecision(frame, this.module._fvad_process(this.handle, this.buffer, VAD_FRAME_SAMPLES) === 1);
+    return this.module._fvad_process(this.handle, this.buffer, VAD_FRAME_SAMPLES) === 1;
   }
 
   free(): void {
@@ -60,5 +58,25 @@ class FvadDetector implements VoiceActivityDetector {
     this.freed = true;
     this.module._free(this.buffer);
     this.module._fvad_free(this.handle);
+  }
+}
+
+class FvadDetector implements VoiceActivityDetector {
+  private freed = false;
+  readonly pending = 0;
+
+  constructor(
+    private readonly fvad: FvadClassifier,
+    private readonly onDecision: VadDecision,
+  ) {}
+
+  push(frame: Int16Array): void {
+    if (this.freed) return;
+    this.onDecision(frame, this.fvad.speech(frame));
+  }
+
+  free(): void {
+    this.freed = true;
+    this.fvad.free();
   }
 }

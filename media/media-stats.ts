@@ -12,9 +12,11 @@ export interface MediaStatsHooks {
   uplinkJitter(ms: number): void;
   /** A garbage-collection pause of a media worker thread (ms). */
   workerGc(ms: number): void;
+  /** Uplink frames a lagging Silero thread left to the fvad fallback. */
+  vadFallback(frames: number): void;
 }
 
-const hooks: MediaStatsHooks = { rtpLate: () => undefined, uplinkLost: () => undefined, uplinkJitter: () => undefined, workerGc: () => undefined };
+const hooks: MediaStatsHooks = { rtpLate: () => undefined, uplinkLost: () => undefined, uplinkJitter: () => undefined, workerGc: () => undefined, vadFallback: () => undefined };
 
 export function mediaStats(): MediaStatsHooks {
   return hooks;

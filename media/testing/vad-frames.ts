@@ -1,5 +1,12 @@
 import { VAD_FRAME_SAMPLES, type VadFactory } from '../vad.ts';
 
+/**
+ * Frames handed over ahead of the detector's answers: a live microphone is never further ahead
+ * (Silero's fallback takes over a detector that falls 320 ms behind), yet a clip runs many times
+ * faster than real time.
+ */
+const AHEAD = 8;
+
 /** Every 20 ms frame of a clip with its VAD decision, once the detector has answered them all. */
 export async function vadFrames(factory: VadFactory, audio: Int16Array): Promise<Array<{ frame: Int16Array; speech: boolean }>> {
   const out: Array<{ frame: Int16Array; speech: boolean }> = [];
@@ -9,12 +16,16 @@ export async function vadFrames(factory: VadFactory, audio: Int16Array): Promise
     out.push({ frame, speech });
     decided();
   });
-  for (let i = 0; i < frames; i += 1) vad.push(audio.slice(i * VAD_FRAME_SAMPLES, (i + 1) * VAD_FRAME_SAMPLES));
+  const answer = (): Promise<void> => new Promise<void>((resolve) => (decided = resolve));
+  for (let i = 0; i < frames; i += 1) {
+    while (vad.pending >= AHEAD) await answer();
+    vad.push(audio.slice(i * VAD_FRAME_SAMPLES, (i + 1) * VAD_FRAME_SAMPLES));
+  }
   // Silero decides a frame once the 32 ms window holding its last sample is full: a 40 ms tail
   // fills one, so every push below is answered; wait for that answer rather than for time.
   const tail = new Int16Array(VAD_FRAME_SAMPLES * 2);
   while (out.length < frames) {
-    const answered = new Promise<void>((resolve) => (decided = resolve));
+    const answered = answer();
     vad.push(tail);
     await answered;
   }

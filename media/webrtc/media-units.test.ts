@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { JitterBuffer } from './jitter-buffer.ts';
-import { unifyBundleCredentials } from './offer-sdp.ts';
+import { answerAsDtlsServer, unifyBundleCredentials } from './offer-sdp.ts';
 import { BackgroundBed, BED_LEVEL_DBFS } from './background-bed.ts';
-import { OpusFrameDecoder } from './opus.ts';
+import { DEFAULT_DECODER_ENGINE, MEDIA_RATE, OpusFrameDecoder, type OpusDecoderEngine } from './opus.ts';
 import { OpusFrameEncoder } from './opus-encoder.ts';
 import { rmsDbfs } from '../pcm.ts';
 
@@ -43,6 +43,15 @@ describe('offer fix-ups', () => {
     const offer = 'v=0\r\nm=audio 9 UDP 111\r\na=ice-ufrag:X\r\n';
     expect(unifyBundleCredentials(offer)).toBe(offer);
   });
+
+  it('answers as the DTLS server whenever the offer lets it choose, and only then', () => {
+    const answer = (setup: string) => ['v=0', 'm=audio 9 UDP 111', `a=setup:${setup}`, 'm=application 9 DTLS/SCTP 5000', `a=setup:${setup}`, ''].join('\r\n');
+    const offer = (setup: string) => `v=0\r\nm=audio 9 UDP 111\r\na=setup:${setup}\r\n`;
+    expect(answerAsDtlsServer(offer('actpass'), answer('active'))).toBe(answer('passive'));
+    // The offerer chose: an `active` offer already gets a passive answer, a `passive` one must get active.
+    expect(answerAsDtlsServer(offer('passive'), answer('active'))).toBe(answer('active'));
+    expect(answerAsDtlsServer(offer('active'), answer('passive'))).toBe(answer('passive'));
+  });
 });
 
 describe('background bed and Opus', () => {
@@ -65,5 +74,37 @@ describe('background bed and Opus', () => {
     expect(last.length).toBe(960);
     expect(rmsDbfs(last)).toBeGreaterThan(-20);
     decoder.free();
+  });
+
+  it('both decoder engines decode speech alike at the media rate, and a broken packet to nothing', async () => {
+    expect(DEFAULT_DECODER_ENGINE).toBe('libopus-wasm');
+    const encoder = new OpusFrameEncoder();
+    const packets = Array.from({ length: 25 }, (_, k) => {
+      const frame = new Int16Array(960);
+      for (let i = 0; i < 960; i += 1) frame[i] = Math.round(6000 * Math.sin((2 * Math.PI * (300 + 20 * k) * (k * 960 + i)) / 48000));
+      return encoder.encode(frame);
+    });
+    const decodeAll = async (engine: OpusDecoderEngine): Promise<Int16Array[]> => {
+      const decoder = new OpusFrameDecoder(MEDIA_RATE, engine);
+      expect(decoder.engine).toBe(engine);
+      await decoder.ready;
+      const out = packets.map((p) => decoder.decode(p).slice());
+      expect(decoder.decode(new Uint8Array([0xff, 0xff, 0xff])).length).toBe(0);
+      expect(decoder.decode(new Uint8Array(10000)).length).toBe(0);
+      // The stream goes on after a broken packet.
+      expect(decoder.decode(packets[0]!).length).toBe(320);
+      decoder.free();
+      return out;
+    };
+    const a = await decodeAll('libopus-wasm');
+    const b = await decodeAll('opus-decoder');
+    for (let k = 0; k < packets.length; k += 1) {
+      expect(a[k]!.length).toBe(320);
+      expect(b[k]!.length).toBe(320);
+      // The same libopus underneath: samples differ by float-to-int rounding at most.
+      const worst = a[k]!.reduce((m, v, i) => Math.max(m, Math.abs(v - b[k]![i]!)), 0);
+      expect(worst).toBeLessThanOrEqual(2);
+    }
+    expect(rmsDbfs(a[20]!)).toBeGreaterThan(-20);
   });
 });

@@ -30,3 +30,14 @@ export function unifyBundleCredentials(sdp: string): string {
   );
   return out.flat().join(eol);
 }
+
+/**
+ * The answer's DTLS role: the server takes `passive` (DTLS server) whenever the offer lets it
+ * choose (`actpass`). werift as DTLS client waits a fixed 100 ms after ICE connects before its
+ * ClientHello; as server it answers the client's ClientHello at once, and every browser and
+ * aiortc, as DTLS client, sends that hello as soon as their ICE is connected.
+ */
+export function answerAsDtlsServer(offer: string, answer: string): string {
+  if (!/^a=setup:actpass\s*$/m.test(offer)) return answer;
+  return answer.replace(/^a=setup:active(\s*)$/gm, 'a=setup:passive$1');
+}

@@ -3,7 +3,7 @@ import { randomInt } from 'node:crypto';
 import type { CallPeerOptions } from './call-peer.ts';
 import { OfferError } from './call-peer.ts';
 import { JitterBuffer } from './jitter-buffer.ts';
-import { unifyBundleCredentials } from './offer-sdp.ts';
+import { answerAsDtlsServer, unifyBundleCredentials } from './offer-sdp.ts';
 import { MEDIA_FRAME_SAMPLES, MEDIA_RATE, OPUS_FRAME_SAMPLES, OpusFrameDecoder } from './opus.ts';
 import { sharedPacerClock } from '../pacer-clock.ts';
 import { PacketPacer } from './packet-pacer.ts';
@@ -43,7 +43,9 @@ export class ServerPeer {
       iceServers: options.iceServers.flatMap((s) => (Array.isArray(s.urls) ? s.urls : [s.urls]).map((urls) => ({ urls, username: s.username, credential: s.credential }))),
       iceAdditionalHostAddresses: options.additionalHostAddresses,
       icePortRange: options.portRange,
-      ...(options.loopbackOnly ? { iceFilterCandidatePair: loopbackPair } : {}),
+      // Loopback only: gather 127.0.0.1 alone (the additional address) instead of binding a
+      // socket on every interface whose pairs would be filtered out anyway.
+      ...(options.loopbackOnly ? { iceFilterCandidatePair: loopbackPair, iceUseIpv4: false, iceUseIpv6: false } : {}),
     });
     this.pc.onDataChannel.subscribe((channel) => {
       if (channel.label !== 'control') return;
@@ -84,7 +86,8 @@ export class ServerPeer {
       throw new OfferError(`the offer could not be applied: ${error instanceof Error ? error.message : String(error)}`);
     }
     keepNoRetransmissionHistory(this.pc.addTrack(this.track));
-    await this.pc.setLocalDescription(await this.pc.createAnswer());
+    const answer = await this.pc.createAnswer();
+    await this.pc.setLocalDescription({ type: 'answer', sdp: answerAsDtlsServer(sdp, answer.sdp) });
     await this.gathered();
     const transceiver = this.pc.getTransceivers().find((t) => t.kind === 'audio');
     this.payloadType = transceiver?.codecs.find((c) => c.mimeType.toLowerCase() === 'audio/opus')?.payloadType ?? this.payloadType;

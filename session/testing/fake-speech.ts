@@ -15,12 +15,22 @@ export class FakeSpeechToText implements SpeechToText {
   /** Each utterance's audio as the recogniser received it. */
   readonly heard: Int16Array[] = [];
 
-  constructor(private readonly transcribe: (audio: Int16Array) => string) {}
+  /** With `partials`, streams answer partial() as a streaming recogniser (pocketsphinx) does. */
+  readonly partials: boolean;
+
+  constructor(
+    private readonly transcribe: (audio: Int16Array) => string,
+    options: { partials?: boolean } = {},
+  ) {
+    this.partials = options.partials ?? false;
+  }
 
   open(): TranscriptionStream {
     const parts: Int16Array[] = [];
     let open = true;
+    const partial = async (): Promise<string> => (open ? this.transcribe(concat(...parts)) : '');
     return {
+      ...(this.partials ? { partial } : {}),
       write: (samples) => {
         if (open) parts.push(samples.slice());
       },

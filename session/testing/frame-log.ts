@@ -63,6 +63,12 @@ export class FrameLog {
     return this.until(() => this.closed, timeoutMs, 'the close', false);
   }
 
+  /** Silences in the downlink longer than `minMs` that began at or after `since` (performance.now()), in ms. */
+  audioGaps(minMs: number, since = 0): number[] {
+    const at = this.audioArrivals;
+    return at.slice(1).map((t, i) => ({ from: at[i]!, ms: t - at[i]! })).filter((g) => g.ms > minMs && g.from >= since).map((g) => g.ms);
+  }
+
   /** When `frame` (one of `frames`) arrived. */
   arrivalOf(frame: Frame): number {
     const i = this.frames.indexOf(frame);

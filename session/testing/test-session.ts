@@ -58,6 +58,8 @@ export interface TestSessionOptions {
   tools?: Partial<ToolDeskOptions>;
   endCallGraceMs?: number;
   signOff?: string;
+  /** HISTORY_MAX_CHARS (default: the session's own, 100,000). */
+  historyMaxChars?: number;
   defaults?: Partial<SessionDefaults>;
   voices?: VoiceCatalog;
   /** Transport traits (see Transport): a WebRTC-like transport asks for more lead. */
@@ -120,6 +122,7 @@ export class TestSession extends FrameLog {
       tools: { ...SERVER_DEFAULTS.tools, ...options.tools },
       endCallGraceMs: options.endCallGraceMs ?? SERVER_DEFAULTS.endCallGraceMs,
       signOff: options.signOff ?? SERVER_DEFAULTS.signOff,
+      ...(options.historyMaxChars === undefined ? {} : { historyMaxChars: options.historyMaxChars }),
       ...(settings.modality === 'voice' && options.voice ? { voice: options.voice } : {}),
     };
     this.session = new Session(sessionId, settings, deps);

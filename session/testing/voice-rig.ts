@@ -30,8 +30,10 @@ export interface VoiceSession {
 }
 
 /** A voice session (no greeting unless mode sets one) at audio.sr 16 kHz unless `audio` says otherwise. */
-export function openVoiceSession(options: TestSessionOptions & { tts?: FakeTtsOptions; vadAggressiveness?: number } = {}): VoiceSession {
-  const stt = new FakeSpeechToText(fixtureTranscriber);
+export function openVoiceSession(
+  options: TestSessionOptions & { tts?: FakeTtsOptions; vadAggressiveness?: number; transcriber?: (audio: Int16Array) => string; partials?: boolean } = {},
+): VoiceSession {
+  const stt = new FakeSpeechToText(options.transcriber ?? fixtureTranscriber, { partials: options.partials ?? false });
   const tts = new FakeTextToSpeech(options.tts);
   const client = openTestSession({
     ...options,

@@ -65,7 +65,8 @@ describe.skipIf(!engines)('SIGKILL of the process holding a conversation', () =>
     // Written through: the entry in Redis already holds the last completed turn.
     const raw = new Redis(redis.url);
     try {
-      await eventually(async () => ((await raw.hget(`${prefix}resume:${ready.resume_token}`, 'data')) ?? '').includes('Paris is lovely.'), 5000, 'the turn to be written through');
+      // The history is a list of messages beside the entry's hash (stores/redis/stash-scripts.ts).
+      await eventually(async () => (await raw.lrange(`${prefix}resume-h:${ready.resume_token}`, 0, -1)).some((m) => m.includes('Paris is lovely.')), 5000, 'the turn to be written through');
     } finally {
       raw.disconnect();
     }

@@ -190,7 +190,7 @@ describe('the parley command from the installed package', () => {
     const dir = dataDir();
     const key = createKey(dir);
     const server = await start([join(project, 'node_modules/.bin/parley'), 'start', '--data-dir', dir], { LOCAL_LLM_WORD_DELAY_MS: '0' });
-    expect(await (await fetch(`${server.url}/client.js`)).text()).toMatch(/RealtimeClient = class extends EventTarget/);
+    expect(await (await fetch(`${server.url}/client.js`)).text()).toMatch(/RealtimeClient = class extends RealtimeEventTarget/);
     expect(await (await fetch(`${server.url}/`)).text()).toMatch(/<html/i);
     const client = await session(server.url, key);
     expect(await replyTo(client, 'What is twelve times seven?')).toMatch(/84/);

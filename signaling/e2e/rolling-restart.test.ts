@@ -201,8 +201,14 @@ describe.skipIf(!available)('rolling restart of 2 processes behind nginx', () =>
 
     // Everyone keeps talking while each process in turn is drained and started again.
     let talking = true;
-    const loops = [...texts.map(async (h) => { while (talking) { await h.turn(); await pause(); } }), ...voices.map(async (h) => { while (talking) { await h.turn(); await pause(); } })];
-    await new Promise((r) => setTimeout(r, 1500));
+    const talk = (h: { turn(): Promise<unknown> }) => {
+      const first = h.turn();
+      return { first, loop: (async () => { await first; await pause(); while (talking) { await h.turn(); await pause(); } })() };
+    };
+    const talks = hosts.map((h) => talk(h as TextHost | VoiceHost));
+    const loops = talks.map((t) => t.loop);
+    // Every conversation has a turn behind it before the first process goes.
+    await Promise.all(talks.map((t) => t.first));
     // What happened when, and what nginx and the servers said: the message of any failure.
     const t0 = Date.now();
     const timeline: string[] = [];

@@ -32,6 +32,7 @@ export interface ParleyMetrics {
   webrtcLost: Counter;
   webrtcJitter: Histogram;
   workerGc: HistogramFamily<never, FineHistogram>;
+  vadFallback: Counter;
 }
 
 export const RESUME_OUTCOMES = ['resumed', 'unknown', 'refused'] as const;
@@ -102,6 +103,7 @@ function createMetrics(processDefaults: boolean): ParleyMetrics {
     webrtcConnect: new Histogram({ name: 'parley_webrtc_connect_seconds', help: 'WebRTC calls: webrtc_offer received to the peer connection connected', buckets: [0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 5, 10, 30], registers }),
     webrtcLost: new Counter({ name: 'parley_webrtc_packets_lost_total', help: 'Uplink RTP packets given up as lost by the jitter buffer', registers, collect }),
     webrtcJitter: new Histogram({ name: 'parley_webrtc_jitter_seconds', help: 'Uplink interarrival jitter (RFC 3550) of each call, sampled about once a second', buckets: [0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2], registers, collect }),
+    vadFallback: new Counter({ name: 'parley_vad_fallback_frames_total', help: 'Uplink 20 ms frames decided by fvad because the Silero thread fell more than 320 ms behind', registers }),
     workerGc: new HistogramFamily('parley_media_worker_gc_seconds', 'Garbage-collection pauses of the WebRTC media worker threads', [], GC_BUCKETS.filter((b) => b <= 0.1), registry, fine, collect),
   };
   // Closed label sets start at zero, so dashboards and alerts see every series from the first scrape.
@@ -121,6 +123,7 @@ function createMetrics(processDefaults: boolean): ParleyMetrics {
     uplinkLost: () => metrics.webrtcLost.inc(),
     uplinkJitter: (ms) => metrics.webrtcJitter.observe(ms / 1000),
     workerGc: (ms) => workerGc.record(ms),
+    vadFallback: (frames) => metrics.vadFallback.inc(frames),
   });
   return metrics;
 }

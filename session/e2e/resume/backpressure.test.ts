@@ -75,8 +75,9 @@ describe('a client that floods, stops reading and goes quiet', () => {
     const id = 'i'.repeat(200);
     const handle = 'h'.repeat(200);
     for (let n = 0; n < 16000; n += 1) client.send({ type: 'tool_deferred', id, handle });
-    // Then nothing more is sent by either side.
-    await new Promise((r) => setTimeout(r, 5000));
+    // Then nothing more is sent by either side, until the server lets the session go (the
+    // heartbeat, 120 s off, cannot be what finds it).
+    await quiet.whenSessions(0);
     socket.resume();
     const closed = await client.waitClose(10000);
     expect(closed.code).toBe(4429);

@@ -5,7 +5,10 @@ import { startSession, WsTestClient } from '../../../signaling/testing/ws-test-c
 
 /**
  * A resuming start is checked in full (capacity, tools, tool choice, voice, key) before its
- * token is spent, so a refusal — even a retryable one — never costs the conversation.
+ * token is spent, so a refusal — even a retryable one — never costs the conversation. These
+ * refusals and the token's single use are decided by the connection (signaling/ws/open-session.ts)
+ * and the stash, so they are tested over the socket; how the restored settings and the new mode
+ * merge, and which tool choice that refuses: session/settings.test.ts.
  */
 let t: TestServer;
 beforeAll(async () => {

@@ -1,5 +1,7 @@
 import { Endpointer, type EndpointerOptions } from '../../../media/endpointer.ts';
 import { int16ToBytes, rmsDbfs } from '../../../media/pcm.ts';
+import { concat } from '../../../media/testing/audio-stream.ts';
+import { vadFrames } from '../../../media/testing/vad-frames.ts';
 import { VAD_FRAME_SAMPLES, type VadFactory } from '../../../media/vad.ts';
 import type { WsTestClient } from '../../testing/ws-test-client.ts';
 
@@ -33,22 +35,7 @@ export class ScriptedMic {
 
   async replay(vads: VadFactory, options: EndpointerOptions): Promise<Moment[]> {
     // A fresh detector fed the same frames from the session's start decides as the session's did.
-    const voiced: boolean[] = [];
-    let decided: () => void = () => undefined;
-    const vad = vads.create((_frame, speech) => {
-      voiced.push(speech);
-      decided();
-    });
-    for (const frame of this.frames) vad.push(frame);
-    // A detector decides whole windows (Silero's are 32 ms, maybe answered later): frames of
-    // silence after the last (every stream here ends in silence) complete the window it falls
-    // in. Wait for the detector's answer to each, not for time.
-    while (voiced.length < this.frames.length) {
-      const answered = new Promise<void>((resolve) => (decided = resolve));
-      vad.push(new Int16Array(VAD_FRAME_SAMPLES));
-      await answered;
-    }
-    vad.free();
+    const voiced = (await vadFrames(vads, concat(...this.frames))).map((f) => f.speech);
     const endpointer = new Endpointer(options);
     const moments: Moment[] = [];
     this.frames.forEach((frame, i) => {

@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { StashEntry } from '../../../session/resume/snapshot.ts';
-import { entryJson } from './entry-json.ts';
+import { entryFromParts, entryParts } from './entry-json.ts';
 
 const entry = (history: StashEntry['snapshot']['history'], instructions = 'be brief'): StashEntry => ({
   account: 'acme',
@@ -15,21 +15,45 @@ const entry = (history: StashEntry['snapshot']['history'], instructions = 'be br
   },
 });
 
-describe('entryJson', () => {
-  it('is exactly JSON.stringify, whatever the content (quotes, $ patterns, a tool named history)', () => {
+describe('entryParts', () => {
+  it('round-trips any entry (quotes, $ patterns, a tool named history, an empty history)', () => {
     const history = [
       { role: 'user' as const, content: 'say "history": [1] and $& or $1 \u2028 ✓' },
       { role: 'assistant' as const, content: '', tool_calls: [{ id: 'c1', name: 'lookup', args: { q: 'x' } }] },
       { role: 'tool' as const, tool_call_id: 'c1', content: '{"ok":true}' },
     ];
-    for (const e of [entry(history), entry([]), entry(history, '"history-abc"')]) expect(entryJson(e)).toBe(JSON.stringify(e));
+    for (const e of [entry(history), entry([]), entry(history, '"history-abc"')]) {
+      const parts = entryParts(e);
+      expect(parts.history).toEqual(history.slice(0, e.snapshot.history.length).map((m) => JSON.stringify(m)));
+      expect(JSON.parse(parts.meta).snapshot.history).toBeUndefined();
+      expect(JSON.parse(parts.settings)).toEqual(e.snapshot.settings);
+      expect(entryFromParts(parts)).toEqual(JSON.parse(JSON.stringify(e)));
+    }
   });
 
-  it('reuses a message\'s JSON while it is the same object, and sees a replaced message', () => {
+  it('serializes a message once while it is the same object, and sees a replaced message', () => {
     const first = { role: 'user' as const, content: 'one' };
     const second = { role: 'assistant' as const, content: 'two' };
-    expect(JSON.parse(entryJson(entry([first, second]))).snapshot.history).toEqual([first, second]);
+    const e = entry([first, second]);
+    entryParts(e);
+    const stringify = vi.spyOn(JSON, 'stringify');
+    try {
+      entryParts({ ...e, snapshot: { ...e.snapshot, history: [first, second] } });
+      // Only the open calls and the owner: both messages and the settings came from the cache.
+      expect(stringify).toHaveBeenCalledTimes(1);
+    } finally {
+      stringify.mockRestore();
+    }
     const corrected = { role: 'assistant' as const, content: 'tw' };
-    expect(JSON.parse(entryJson(entry([first, corrected]))).snapshot.history).toEqual([first, corrected]);
+    expect(entryParts(entry([first, corrected])).history).toEqual([JSON.stringify(first), JSON.stringify(corrected)]);
+  });
+
+  it('serializes the settings again when a top-level value is replaced (a new voice, new tools)', () => {
+    const e = entry([]);
+    expect(JSON.parse(entryParts(e).settings).voice).toBeUndefined();
+    (e.snapshot.settings as { voice: string }).voice = 'nova';
+    expect(JSON.parse(entryParts(e).settings).voice).toBe('nova');
+    e.snapshot.settings.tools = [];
+    expect(JSON.parse(entryParts(e).settings).tools).toEqual([]);
   });
 });

@@ -1,25 +1,53 @@
-import { randomBytes } from 'node:crypto';
+import type { ChatMessage } from '../../../session/providers/llm.ts';
 import type { StashEntry } from '../../../session/resume/snapshot.ts';
+import type { SessionSettings } from '../../../session/settings.ts';
 
 /** Messages already serialized, by identity: a history message is never changed once written. */
 const messageJson = new WeakMap<object, string>();
-/** Stands in for the history while the rest is serialized; random, so no content can contain it. */
-const HOLE = `"history-${randomBytes(12).toString('hex')}"`;
+/**
+ * A session's settings serialized, with the top-level values it was made from: settings change
+ * only by replacing a top-level value (live-settings.ts, tool-desk.ts), never inside one.
+ */
+const settingsJson = new WeakMap<object, { values: unknown[]; json: string }>();
 
 /**
- * A stash entry as JSON, the same text JSON.stringify gives, built so that a conversation
- * written through at every turn end serializes each message once, not once per turn: the
- * history is spliced in from cached pieces, everything else is serialized as it is.
+ * A stash entry as Redis keeps it: the history as one JSON text per message and the settings as
+ * one (so a conversation written through at every turn end serializes, and sends, only what
+ * changed), and the rest (open calls, the owner) as one JSON text.
  */
-export function entryJson(entry: StashEntry): string {
-  const history = entry.snapshot.history.map((message) => {
-    let json = messageJson.get(message);
-    if (json === undefined) {
-      json = JSON.stringify(message);
-      messageJson.set(message, json);
-    }
-    return json;
-  });
-  const rest = JSON.stringify({ ...entry, snapshot: { ...entry.snapshot, history: HOLE.slice(1, -1) } });
-  return rest.replace(HOLE, () => `[${history.join(',')}]`);
+export interface EntryParts {
+  meta: string;
+  settings: string;
+  history: string[];
+}
+
+export function entryParts(entry: StashEntry): EntryParts {
+  const { history, settings, ...rest } = entry.snapshot;
+  return { meta: JSON.stringify({ account: entry.account, sessionId: entry.sessionId, snapshot: rest }), settings: settingsOf(settings), history: history.map(messageOf) };
+}
+
+/** The entry back from its parts. */
+export function entryFromParts(parts: EntryParts): StashEntry {
+  const entry = JSON.parse(parts.meta) as StashEntry;
+  entry.snapshot.settings = JSON.parse(parts.settings) as SessionSettings;
+  entry.snapshot.history = parts.history.map((m) => JSON.parse(m) as ChatMessage);
+  return entry;
+}
+
+function messageOf(message: ChatMessage): string {
+  let json = messageJson.get(message);
+  if (json === undefined) {
+    json = JSON.stringify(message);
+    messageJson.set(message, json);
+  }
+  return json;
+}
+
+function settingsOf(settings: SessionSettings): string {
+  const values = Object.values(settings);
+  const cached = settingsJson.get(settings);
+  if (cached && cached.values.length === values.length && cached.values.every((v, i) => v === values[i])) return cached.json;
+  const json = JSON.stringify(settings);
+  settingsJson.set(settings, { values, json });
+  return json;
 }

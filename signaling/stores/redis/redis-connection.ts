@@ -1,11 +1,9 @@
 import { Redis } from 'ioredis';
 
-type ScriptCall = (...args: Array<string | number>) => Promise<unknown>;
+type ScriptCall = (args: Array<string | number>) => Promise<unknown>;
 
-/** A defined Lua script: call it once, or many times in one round trip. */
-export type Script = ((keys: string[], args: Array<string | number>) => Promise<unknown>) & {
-  many(calls: Array<{ keys: string[]; args: Array<string | number> }>): Promise<Array<[Error | null, unknown]>>;
-};
+/** A defined Lua script. */
+export type Script = (keys: string[], args: Array<string | number>) => Promise<unknown>;
 
 export interface RedisLog {
   warn(obj: object, msg: string): void;
@@ -83,16 +81,8 @@ export class RedisConnection {
   script(name: string, lua: string): Script {
     this.client.defineCommand(name, { lua });
     const command = (this.client as unknown as Record<string, ScriptCall>)[name]!;
-    const run = (keys: string[], args: Array<string | number>): Promise<unknown> => command.call(this.client, keys.length, ...keys, ...args);
-    return Object.assign(run, {
-      // Many calls in one write and one round trip (a pipeline); rejects if none could be sent.
-      many: async (calls: Array<{ keys: string[]; args: Array<string | number> }>): Promise<Array<[Error | null, unknown]>> => {
-        // On a pipeline a command queues itself (and returns the pipeline); exec() sends them all.
-        const pipeline = this.client.pipeline() as unknown as Record<string, (...args: Array<string | number>) => unknown> & { exec(): Promise<Array<[Error | null, unknown]> | null> };
-        for (const { keys, args } of calls) pipeline[name]!.call(pipeline, keys.length, ...keys, ...args);
-        return (await pipeline.exec()) ?? [];
-      },
-    });
+    // One array (ioredis flattens it), not spread arguments: a batch may carry many thousands.
+    return (keys, args) => command.call(this.client, [keys.length, ...keys, ...args]);
   }
 
   async close(): Promise<void> {

@@ -2,65 +2,33 @@ import { randomBytes } from 'node:crypto';
 import type { ResumeStash, StashOwner, TakeResult } from '../../../session/resume/resume-stash.ts';
 import type { StashEntry } from '../../../session/resume/snapshot.ts';
 import { StoreUnavailableError } from '../unavailable.ts';
-import { entryJson } from './entry-json.ts';
+import { entryFromParts, entryParts, type EntryParts } from './entry-json.ts';
+import { HistorySync } from './history-sync.ts';
 import type { RedisConnection } from './redis-connection.ts';
+import { DISCARD, GIVE_BACK, SAVE, TAKE, UNTAKE } from './stash-scripts.ts';
 
-// One hash per token: state 'open' (owner + data), or 'taken' (a tombstone for the resume window
-// that keeps owner and data, and the nonce of the take, so an unanswered take can be undone).
-const SAVE = `
-if redis.call('HGET', KEYS[1], 'state') == 'taken' then return 0 end
-redis.call('HSET', KEYS[1], 'state', 'open', 'owner', ARGV[1], 'data', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1`;
+/** What waits for Redis; a save holds its parts, serialized when it was made. */
+type Held = { kind: 'save'; owner: string; parts: EntryParts; expiresAt: number } | { kind: 'discard'; expiresAt: number };
 
-// Atomic single use: of two processes taking one token at the same moment, exactly one gets it.
-// The same take run again (a client-library retry after a reconnect) gets the same answer.
-const TAKE = `
-local v = redis.call('HMGET', KEYS[1], 'state', 'owner', 'data', 'taker')
-if v[1] == 'taken' and v[4] == ARGV[3] then return {2, v[3]} end
-if v[1] ~= 'open' then return {0} end
-if v[2] ~= ARGV[1] then return {1} end
-redis.call('HSET', KEYS[1], 'state', 'taken', 'taker', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return {2, v[3]}`;
-
-// Undoes the take with this nonce, if that take happened (its answer never arrived).
-const UNTAKE = `
-if redis.call('HGET', KEYS[1], 'taker') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'state', 'open')
-redis.call('HDEL', KEYS[1], 'taker')
-return 1`;
-
-const GIVE_BACK = `
-redis.call('HSET', KEYS[1], 'state', 'open', 'owner', ARGV[1], 'data', ARGV[2])
-redis.call('HDEL', KEYS[1], 'taker')
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1`;
-
-const DISCARD = `
-if redis.call('HGET', KEYS[1], 'state') ~= 'taken' then redis.call('DEL', KEYS[1]) end
-return 1`;
-
-/** What waits for Redis; a save holds its JSON, taken when it was made. */
-type Held = { kind: 'save'; owner: string; json: string; expiresAt: number } | { kind: 'discard'; expiresAt: number };
-
-type PendingSave = { token: string; owner: string; json: string; resolve(result: 'saved' | 'taken'): void };
+type PendingSave = { token: string; owner: string; parts: EntryParts; args: Array<string | number>; resolve(result: 'saved' | 'taken'): void };
 
 /**
  * The resume stash in Redis, shared by every process: a client dropped from one process resumes
- * on any other. Saves (a write-through at every turn end of every session) made in one turn of
- * the event loop go to Redis as one pipeline at its end (setImmediate): no delay is added, and
- * the busier the process, the more saves share one socket write, which was most of their cost. What cannot reach Redis is held here and written
- * when it answers again: saves (a later take still sees them, within their window), discards,
- * and the undoing of a take whose answer was lost (a timeout is no proof it did not happen).
- * Takes need Redis and fail with StoreUnavailableError meanwhile, so a client retries rather
- * than losing its conversation.
+ * on any other. A conversation is written through at every turn end, so a save sends only what
+ * changed since this process's last write for the token (history-sync.ts), each message's JSON
+ * made once (entry-json.ts). Saves made in one turn of the event loop go to Redis in one script
+ * call at its end (setImmediate): no delay is added, and the busier the process, the more saves
+ * share one write. What cannot reach Redis is held here and written in full when it answers again: saves (a later take still sees them, within their window), discards, and the
+ * undoing of a take whose answer was lost (a timeout is no proof it did not happen). Takes need
+ * Redis and fail with StoreUnavailableError meanwhile, so a client retries rather than losing
+ * its conversation.
  */
 export class RedisResumeStash implements ResumeStash {
   readonly shared = true;
   private readonly held = new Map<string, Held>();
   /** Takes whose answer never came, by token: undone when Redis answers. */
   private readonly untakes = new Map<string, { nonce: string; expiresAt: number }>();
+  private readonly sync = new HistorySync();
   private readonly scripts;
   private batch: PendingSave[] = [];
   private batchTimer: NodeJS.Immediate | undefined;
@@ -79,11 +47,13 @@ export class RedisResumeStash implements ResumeStash {
     redis.onRecovered(() => void this.flushHeld());
   }
 
-  /** Serializes the entry before it returns: the caller may pass a session's live objects. */
+  /** Serializes what changed before it returns: the caller may pass a session's live objects. */
   save(token: string, entry: StashEntry): Promise<'saved' | 'taken'> {
-    const [owner, json] = [ownerOf(entry), entryJson(entry)];
+    const [owner, parts] = [ownerOf(entry), entryParts(entry)];
+    const write = this.sync.plan(token, parts.history, parts.settings);
+    const args = [write.tail.length, owner, parts.meta, write.settings, write.expect, write.mark, write.keep, ...write.tail];
     return new Promise((resolve) => {
-      this.batch.push({ token, owner, json, resolve });
+      this.batch.push({ token, owner, parts, args, resolve });
       this.batchTimer ??= setImmediate(() => void this.flushBatch());
     });
   }
@@ -95,20 +65,25 @@ export class RedisResumeStash implements ResumeStash {
     const batch = this.batch;
     this.batch = [];
     if (batch.length === 0) return;
-    const calls = batch.map((p) => ({ keys: [this.key(p.token)], args: [p.owner, p.json, this.ttlMs] }));
-    // Alone in its turn of the event loop (a quiet process), a save skips the pipeline's own cost.
-    const replies: Array<[Error | null, unknown]> =
-      calls.length === 1
-        ? await this.scripts.save(calls[0]!.keys, calls[0]!.args).then((v): Array<[Error | null, unknown]> => [[null, v]], (e: Error) => [[e, undefined]])
-        : await this.scripts.save.many(calls).catch(() => []);
+    // One script call for the whole batch: one command to encode, one reply to read.
+    const replies = await this.scripts.save(batch.flatMap((p) => this.keys(p.token)), [this.ttlMs, ...batch.flatMap((p) => p.args)]).then(
+      (r) => r as number[],
+      () => [],
+    );
     for (const [i, pending] of batch.entries()) {
-      const [error, saved] = replies[i] ?? [new Error('not sent'), undefined];
-      if (error) {
-        this.held.set(pending.token, { kind: 'save', owner: pending.owner, json: pending.json, expiresAt: Date.now() + this.ttlMs });
+      const [reply, parts] = [replies[i], pending.parts];
+      if (reply === undefined) {
+        this.sync.forget(pending.token);
+        this.held.set(pending.token, { kind: 'save', owner: pending.owner, parts, expiresAt: Date.now() + this.ttlMs });
         pending.resolve('saved');
+      } else if (reply === 2) {
+        // Redis does not hold the write this one built on (lost, expired, Redis restarted).
+        this.sync.forget(pending.token);
+        pending.resolve(await this.saveFull(pending.token, pending.owner, parts));
       } else {
         if (this.held.get(pending.token)?.kind === 'save') this.held.delete(pending.token);
-        pending.resolve(saved === 1 ? 'saved' : 'taken');
+        if (reply !== 1) this.sync.forget(pending.token);
+        pending.resolve(reply === 1 ? 'saved' : 'taken');
       }
     }
   }
@@ -118,13 +93,16 @@ export class RedisResumeStash implements ResumeStash {
     if (this.batch.some((p) => p.token === token)) await this.flushBatch();
   }
 
-  private async saveJson(token: string, owner: string, json: string): Promise<'saved' | 'taken'> {
+  private async saveFull(token: string, owner: string, parts: EntryParts): Promise<'saved' | 'taken'> {
+    const write = this.sync.plan(token, parts.history, parts.settings);
     try {
-      const saved = await this.scripts.save([this.key(token)], [owner, json, this.ttlMs]);
+      const [saved] = (await this.scripts.save(this.keys(token), [this.ttlMs, parts.history.length, owner, parts.meta, parts.settings, '', write.mark, 0, ...parts.history])) as number[];
       this.held.delete(token);
+      if (saved !== 1) this.sync.forget(token);
       return saved === 1 ? 'saved' : 'taken';
     } catch {
-      this.held.set(token, { kind: 'save', owner, json, expiresAt: Date.now() + this.ttlMs });
+      this.sync.forget(token);
+      this.held.set(token, { kind: 'save', owner, parts, expiresAt: Date.now() + this.ttlMs });
       return 'saved';
     }
   }
@@ -133,37 +111,39 @@ export class RedisResumeStash implements ResumeStash {
     // What this process still holds for the token is newer than what Redis has: written first.
     await this.flushFor(token);
     const held = this.held.get(token);
-    if (held?.kind === 'save') await this.saveJson(token, held.owner, held.json);
+    if (held?.kind === 'save') await this.saveFull(token, held.owner, held.parts);
     const nonce = randomBytes(12).toString('base64url');
     let reply: unknown;
     try {
-      reply = await this.scripts.take([this.key(token)], [ownerOf(owner), this.ttlMs, nonce]);
+      reply = await this.scripts.take(this.keys(token), [ownerOf(owner), this.ttlMs, nonce]);
     } catch (error) {
       this.untakes.set(token, { nonce, expiresAt: Date.now() + this.ttlMs });
       void this.untake(token, nonce);
       throw new StoreUnavailableError('redis', error);
     }
-    const [status, data] = reply as [number, string | undefined];
+    const [status, data, history, settings] = reply as [number, string | undefined, string[] | undefined, string | undefined];
     if (status === 1) return { status: 'not_owner' };
-    if (status !== 2 || data === undefined) return { status: 'unknown' };
-    return { status: 'resumed', entry: JSON.parse(data) as StashEntry };
+    if (data === undefined || (status !== 2 && status !== 3)) return { status: 'unknown' };
+    this.sync.forget(token);
+    return { status: 'resumed', entry: status === 3 ? (JSON.parse(data) as StashEntry) : entryFromParts({ meta: data, settings: settings ?? '{}', history: history ?? [] }) };
   }
 
   async giveBack(token: string, entry: StashEntry): Promise<void> {
     await this.flushFor(token);
-    const [owner, json] = [ownerOf(entry), entryJson(entry)];
+    const [owner, parts] = [ownerOf(entry), entryParts(entry)];
     try {
-      await this.scripts.giveBack([this.key(token)], [owner, json, this.ttlMs]);
+      await this.scripts.giveBack(this.keys(token), [this.ttlMs, owner, parts.meta, parts.settings, ...parts.history]);
     } catch {
       // Redis answered the take a moment ago: hold the entry, it is written as soon as it answers.
-      this.held.set(token, { kind: 'save', owner, json, expiresAt: Date.now() + this.ttlMs });
+      this.held.set(token, { kind: 'save', owner, parts, expiresAt: Date.now() + this.ttlMs });
     }
   }
 
   async discard(token: string): Promise<void> {
     await this.flushFor(token);
+    this.sync.forget(token);
     try {
-      await this.scripts.discard([this.key(token)], []);
+      await this.scripts.discard(this.keys(token), []);
       this.held.delete(token);
     } catch {
       this.held.set(token, { kind: 'discard', expiresAt: Date.now() + this.ttlMs });
@@ -173,13 +153,13 @@ export class RedisResumeStash implements ResumeStash {
   async keepAlive(tokens: string[]): Promise<void> {
     if (tokens.length === 0 || !this.redis.ready) return;
     const pipeline = this.redis.client.pipeline();
-    for (const token of tokens) pipeline.pexpire(this.key(token), this.ttlMs);
+    for (const token of tokens) for (const key of this.keys(token)) pipeline.pexpire(key, this.ttlMs);
     await pipeline.exec().catch(() => undefined);
   }
 
   private async untake(token: string, nonce: string): Promise<void> {
     try {
-      await this.scripts.untake([this.key(token)], [nonce]);
+      await this.scripts.untake(this.keys(token), [nonce]);
       if (this.untakes.get(token)?.nonce === nonce) this.untakes.delete(token);
     } catch {
       // Still held: tried again when Redis answers.
@@ -195,13 +175,14 @@ export class RedisResumeStash implements ResumeStash {
     }
     for (const [token, held] of [...this.held]) {
       if (held.expiresAt <= now) this.held.delete(token);
-      else if (held.kind === 'save') await this.saveJson(token, held.owner, held.json);
+      else if (held.kind === 'save') await this.saveFull(token, held.owner, held.parts);
       else await this.discard(token);
     }
   }
 
-  private key(token: string): string {
-    return this.redis.key(`resume:${token}`);
+  /** The token's hash and its history list ('resume-h:' never equals 'resume:' + any token). */
+  private keys(token: string): [string, string] {
+    return [this.redis.key(`resume:${token}`), this.redis.key(`resume-h:${token}`)];
   }
 }
 

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
+import { FakeLanguageModel } from '../testing/fake-llm.ts';
+import { FakeTextToSpeech } from '../testing/fake-speech.ts';
+import { passTime, useFakeClock } from '../testing/test-session.ts';
+import { openVoiceSession, speak } from '../testing/voice-rig.ts';
+import { SentenceSplitter } from './sentences.ts';
+import { SpokenTimeline } from './spoken-text.ts';
+
+/**
+ * False-interruption recovery in a session (the real fvad VAD and endpointer, fake recognition
+ * and synthesis, simulated time): sounds are played 1.2 s into a reply of about 6 s. The policy
+ * alone: barge-in.test.ts. Silero, which neither pauses for a cough nor for a steady tone (fvad
+ * calls both speech), with pocketsphinx over the socket: e2e/voice-barge-in.test.ts.
+ */
+
+useFakeClock();
+
+const REPLY = 'One two three four five six seven eight nine ten. Eleven twelve thirteen fourteen fifteen sixteen seventeen.';
+/** BARGE_IN_MAX_PAUSE_MS's default: a pause no confirmation ends is over by then. */
+const MAX_PAUSE_MS = 1500;
+/** A downlink silence this long is a pause; the pacer's frames are 20 ms apart. */
+const PAUSE_GAP_MS = 300;
+
+/** Starts the reply, plays `sound` into it after 1.2 s of its audio, waits for the reply to end. */
+async function replyWith(sound: Int16Array | undefined) {
+  const llm = new FakeLanguageModel();
+  llm.delayMs = 10;
+  llm.enqueue({ text: REPLY });
+  const { client, stt } = openVoiceSession({ llm });
+  client.send({ type: 'inject_context', message_id: 'm1', role: 'user', text: 'count, please' });
+  const turnId = (await client.waitFor('inject_context_ack')).turn_id!;
+  await client.waitFor('text_delta', (f) => f.turn_id === turnId);
+  await client.waitAudio();
+  await passTime(1200 - (performance.now() - client.audioArrivals[0]!));
+  const soundAt = performance.now();
+  if (sound) void speak(client, concat(sound, roomTone(2500)));
+  const done = await client.waitFor('done', (f) => f.turn_id === turnId, 20_000);
+  return { client, stt, turnId, done, audio: Buffer.concat(client.audio), gaps: client.audioGaps(PAUSE_GAP_MS, soundAt) };
+}
+
+let reference: Buffer | undefined;
+/** The same reply with nothing played into it. */
+async function referenceAudio(): Promise<Buffer> {
+  if (!reference) {
+    const { client, done, audio, gaps } = await replyWith(undefined);
+    expect(done.status).toBe('completed');
+    expect(gaps).toHaveLength(0);
+    reference = audio;
+    client.close();
+  }
+  return reference;
+}
+
+describe('false-interruption recovery', () => {
+  it('a backchannel pauses the reply, which resumes from the paused point: no interrupted, no lost or repeated audio', async () => {
+    const { client, stt, done, audio, gaps } = await replyWith(loadFixture('okay.wav'));
+    expect(done.status).toBe('completed');
+    expect(client.all('interrupted')).toHaveLength(0);
+    // It did pause: one gap in the downlink after the sound, over by the longest pause.
+    expect(gaps).toHaveLength(1);
+    expect(gaps[0]).toBeLessThanOrEqual(MAX_PAUSE_MS + 40);
+    // Every byte of the reply arrived exactly once, in order.
+    expect(audio.equals(await referenceAudio())).toBe(true);
+    // The recogniser heard it, and the backchannel did not become a turn.
+    expect(stt.heard.length).toBeGreaterThan(0);
+    expect(client.all('asr')).toHaveLength(1);
+    client.assertProtocol();
+  });
+
+  it('a cough pauses the reply (fvad calls it speech), then it resumes from the paused point', async () => {
+    const { client, done, audio, gaps } = await replyWith(loadFixture('cough.wav'));
+    expect(done.status).toBe('completed');
+    expect(client.all('interrupted')).toHaveLength(0);
+    expect(gaps).toHaveLength(1);
+    expect(audio.equals(await referenceAudio())).toBe(true);
+  });
+
+  it('a real interruption truncates the reply to exactly the audio that was sent', async () => {
+    const { client, turnId, done, audio } = await replyWith(loadFixture('name.wav'));
+    expect(done.status).toBe('interrupted');
+    expect(await client.waitFor('interrupted', (f) => f.turn_id === turnId)).toMatchObject({ clear: true, barge_seq: 1 });
+    // The client played all it got: the heard text is the text of exactly that much audio.
+    client.send({ type: 'client_event', event: 'playback_stopped', remaining_ms: 0, barge_seq: 1 });
+    const corrected = await client.waitFor('utterance', (u) => u.turn_id === turnId && u.corrected);
+    const receivedMs = audio.length / 2 / 16;
+    expect(corrected.text).toBe(await heardText(receivedMs));
+    expect(corrected.text.length).toBeGreaterThan(0);
+    expect(REPLY.length).toBeGreaterThan(corrected.text.length);
+    // Nothing was sent after the pause: the reference reply is longer and starts the same.
+    const whole = await referenceAudio();
+    expect(whole.length).toBeGreaterThan(audio.length);
+    expect(whole.subarray(0, audio.length).equals(audio)).toBe(true);
+    expect((await client.waitFor('asr', (f) => f.input_source === 'voice' && f.turn_id !== turnId)).text).toBe('my name is robert');
+    client.assertProtocol();
+  });
+});
+
+/** What the session's timeline says was heard after `ms` of this reply's audio (the fake synthesiser). */
+async function heardText(ms: number): Promise<string> {
+  const tts = new FakeTextToSpeech();
+  const timeline = new SpokenTimeline();
+  const splitter = new SentenceSplitter();
+  for (const sentence of [...splitter.push(REPLY), ...splitter.flush()]) {
+    for await (const chunk of tts.synthesize(sentence, 'slt', new AbortController().signal)) timeline.add(sentence, (chunk.samples.length * 1000) / chunk.sampleRate);
+  }
+  return timeline.textAt(ms);
+}

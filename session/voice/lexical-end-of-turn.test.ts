@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
+import { clipTranscriber } from '../testing/fake-speech.ts';
+import { useFakeClock } from '../testing/test-session.ts';
+import { openVoiceSession, speak } from '../testing/voice-rig.ts';
+
+/**
+ * The lexical end of turn in a session: a thinking pause after a trailing "and" is held open.
+ * The cue is on only with a recogniser that streams partial transcripts (pocketsphinx; the fake
+ * one here with `partials`); with final transcripts only, the same pause ends the turn. The cue
+ * words: lexical-cue.test.ts. With pocketsphinx and Silero over the socket: e2e/voice-*.test.ts.
+ */
+
+useFakeClock();
+
+// pause-and.wav: "i would like to book a table for two and", about 700 ms of silence from
+// 2.48 s, then "a window seat please". Cut in the middle of the silence.
+const clip = loadFixture('pause-and.wav');
+const CUT = 142 * 320;
+const BEFORE = 'i would like to book a table for two and';
+const AFTER = 'a window seat please';
+const transcriber = clipTranscriber({ [BEFORE]: clip.subarray(0, CUT), [AFTER]: clip.subarray(CUT) });
+
+describe('lexical end of turn', () => {
+  it('a thinking pause after a trailing "and" is not cut: one turn, one transcript', async () => {
+    const { client } = openVoiceSession({ transcriber, partials: true });
+    await speak(client, concat(roomTone(200), clip, roomTone(1600)));
+    const asr = await client.waitFor('asr');
+    expect(asr.text).toBe(`${BEFORE} ${AFTER}`);
+    await client.waitFor('done', (f) => f.turn_id === asr.turn_id);
+    expect(client.all('asr')).toHaveLength(1);
+    client.assertProtocol();
+  });
+
+  it('without partial transcripts the cue is off: the same pause ends the turn', async () => {
+    const { client } = openVoiceSession({ transcriber, partials: false });
+    await speak(client, concat(roomTone(200), clip, roomTone(1600)));
+    const first = await client.waitFor('asr');
+    expect(first.text).toBe(BEFORE);
+    expect((await client.waitFor('asr', (f) => f.turn_id !== first.turn_id)).text).toBe(AFTER);
+  });
+});

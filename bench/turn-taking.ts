@@ -84,6 +84,7 @@ async function overlapTrials(overlaps: OverlapClip[]): Promise<Row[]> {
   const parallel = Number(process.env.TURN_BENCH_PARALLEL ?? 6);
   for (const [label, env] of [
     ['fvad, barge-in on 100 ms of speech (current)', { VAD_PROVIDER: 'webrtc', BARGE_IN_CONFIRM: 'immediate' }],
+    ['silero + recovery, no level gate, no short-speech rule (before)', { BARGE_IN_LEVEL_GATE_DB: '0', BARGE_IN_SHORT_SPEECH_MS: '0' }],
     ['silero + false-interruption recovery (new default)', {}],
   ] as const) {
     progress(`sounds during replies: ${label}`);
@@ -161,7 +162,7 @@ function overlapRows(label: string, outcomes: OverlapOutcome[], parallel: number
   const bc = of(['backchannel']);
   const resumed = bc.filter((o) => o.intact);
   const pauses = bc.filter((o) => o.intact && o.resumeMs !== undefined).map((o) => o.resumeMs!);
-  m('backchannels: reply went on whole', pct(resumed.length, bc.length), '%', `target ≥ 90 %; ${resumed.length}/${bc.length} (TTS words by 8 voices and synthetic hums); paused then resumed ${pauses.length}, never paused ${resumed.length - pauses.length}; "whole" = not interrupted and the downlink byte-identical to a run without the sound (no lost or repeated words)`);
+  m('backchannels: reply went on whole', pct(resumed.length, bc.length), '%', `target ≥ 90 %; ${resumed.length}/${bc.length} (TTS words by 8 voices and synthetic hums); paused then resumed ${pauses.length}, never paused ${resumed.length - pauses.length}; "whole" = not interrupted and the downlink byte-identical to a run without the sound (no lost or repeated words)${bc.length > resumed.length ? `; not whole: ${bc.filter((o) => !o.intact).map((o) => `${o.clip.id.replace(/^bc\//, '')} (${o.interrupted ? 'interrupted' : 'audio differs'})`).join(', ')}` : ''}`);
   m('backchannels: pause → resume p50', pauses.length ? round(percentile(pauses, 50), 0) : '-', 'ms', `target ≤ 1,500 ms; p95 ${pauses.length ? round(percentile(pauses, 95), 0) : '-'} ms, max ${pauses.length ? round(Math.max(...pauses), 0) : '-'} ms (downlink gap at the client)`);
   const real = of(['interruption']);
   const stops = real.filter((o) => o.stopMs !== undefined).map((o) => o.stopMs!);

@@ -70,9 +70,10 @@ describe('endpointer', () => {
       expect(ended).toBe(1);
     });
 
-    it('a trailing-off cue stretches the wait to 4× the silence; a question cue shortens it to 0.6×', async () => {
+    it('a trailing-off cue stretches the wait to 5× the silence (1,300 ms at the default); a question cue shortens it to 0.6×', async () => {
       vad ??= await factories[name]!();
       const options = endpointerOptions();
+      expect(options.incompleteSilenceMs).toBe(1300);
       const [incomplete] = await endsAfterSpeech(vad, loadFixture('twelve.wav'), options, { afterProbeMs: 60, cue: 'incomplete' });
       const [question] = await endsAfterSpeech(vad, loadFixture('twelve.wav'), options, { afterProbeMs: 20, cue: 'question' });
       expect(incomplete).toBeGreaterThanOrEqual(options.incompleteSilenceMs);
@@ -88,5 +89,26 @@ describe('endpointer', () => {
       expect(ended).toBeGreaterThanOrEqual(options.endSilenceMs + options.cueWaitMs);
       expect(ended).toBeLessThanOrEqual(options.endSilenceMs + options.cueWaitMs + 100);
     });
+  });
+
+  it('measures a segment: its voiced time and the mean power of its voiced frames (the level gate\'s speech level)', async () => {
+    const vad = await createSileroFactory();
+    const loud = loadFixture('name.wav');
+    const quiet = Int16Array.from(loud, (v) => Math.round(v / 10));
+    const measure = async (clip: Int16Array) => {
+      const endpointer = new Endpointer(plain());
+      let atEnd: { voicedMs: number; levelDb: number } | undefined;
+      for (const { frame, speech } of await vadFrames(vad, concat(roomTone(300), clip, roomTone(1000)))) {
+        if (endpointer.push(frame, speech, rmsDbfs(frame)).some((e) => e.type === 'turn_end')) atEnd = endpointer.speech;
+      }
+      return atEnd!;
+    };
+    const [a, b] = [await measure(loud), await measure(quiet)];
+    expect(a.voicedMs).toBeGreaterThan(600);
+    expect(a.levelDb).toBeGreaterThan(-22);
+    expect(a.levelDb).toBeLessThan(-12);
+    // 20 dB quieter, the same voiced frames: 20 dB lower, within a frame or two's difference.
+    expect(a.levelDb - b.levelDb).toBeGreaterThan(18);
+    expect(a.levelDb - b.levelDb).toBeLessThan(22);
   });
 });

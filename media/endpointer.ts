@@ -10,7 +10,7 @@ import { VAD_FRAME_MS } from './vad.ts';
  *
  * A lexical cue can move that wait (see setCue): once a pause reaches probeSilenceMs the
  * endpointer says so (`pause_probe`), the session recognises the speech so far and sets the cue.
- * Speech that trails off on "and", "um" or "to" waits incompleteSilenceMs (4 × the silence); a
+ * Speech that trails off on "and", "um" or "to" waits incompleteSilenceMs (5 × the silence); a
  * complete question waits questionSilenceMs (0.6 ×). While the cue is still being worked out
  * at the usual end, the turn waits for it, at most cueWaitMs more.
  */
@@ -64,7 +64,7 @@ export function endpointerOptions(threshold?: number, eager = false, lexical = t
     probeSilenceMs: lexical ? PROBE_SILENCE_MS : eager ? eagerSilenceMs : 0,
     eagerSilenceMs: eager ? eagerSilenceMs : 0,
     lexical,
-    incompleteSilenceMs: Math.min(MAX_INCOMPLETE_SILENCE_MS, endSilenceMs * 4),
+    incompleteSilenceMs: Math.min(MAX_INCOMPLETE_SILENCE_MS, endSilenceMs * 5),
     questionSilenceMs: Math.max(MIN_QUESTION_SILENCE_MS, Math.round((endSilenceMs * 0.6) / VAD_FRAME_MS) * VAD_FRAME_MS),
     cueWaitMs: CUE_WAIT_MS,
   };
@@ -74,6 +74,11 @@ const PROBE_SILENCE_MS = 100;
 const MAX_INCOMPLETE_SILENCE_MS = 2500;
 const MIN_QUESTION_SILENCE_MS = 120;
 const CUE_WAIT_MS = 500;
+
+export interface SpeechMeasure {
+  voicedMs: number;
+  levelDb: number;
+}
 
 /** What the words so far say about the turn (session/voice/lexical-cue.ts decides). */
 export type TurnCue = 'incomplete' | 'question' | 'neutral';
@@ -101,11 +106,22 @@ export class Endpointer {
   private cue: TurnCue | undefined;
   /** Running loudness of the segment's voiced frames (dBFS), for the tail check. */
   private voicedLevel: number | undefined;
+  /** Mean power of the segment's voiced frames (full scale = 1), for its speech level. */
+  private voicedPower = 0;
+  private voicedFrames = 0;
 
   constructor(private options: EndpointerOptions) {}
 
   get active(): boolean {
     return this.inSegment;
+  }
+
+  /**
+   * The open (or the last) segment: its voiced time, and its speech level, the mean power of its
+   * voiced frames in dBFS (−Infinity before a level was given).
+   */
+  get speech(): SpeechMeasure {
+    return { voicedMs: this.voicedMs, levelDb: this.voicedFrames === 0 ? Number.NEGATIVE_INFINITY : 10 * Math.log10(this.voicedPower / this.voicedFrames) };
   }
 
   reconfigure(options: EndpointerOptions): void {
@@ -151,6 +167,8 @@ export class Endpointer {
         this.probeFired = false;
         this.cue = undefined;
         this.voicedLevel = undefined;
+        this.voicedPower = 0;
+        this.voicedFrames = 0;
         events.push({ type: 'speech_start', preroll: this.preroll });
         this.preroll = [];
         this.recent = [];
@@ -160,7 +178,11 @@ export class Endpointer {
     }
     if (speech) {
       this.voicedMs += VAD_FRAME_MS;
-      if (Number.isFinite(levelDbfs)) this.voicedLevel = this.voicedLevel === undefined ? levelDbfs : Math.max(levelDbfs, this.voicedLevel * 0.9 + levelDbfs * 0.1);
+      if (Number.isFinite(levelDbfs)) {
+        this.voicedLevel = this.voicedLevel === undefined ? levelDbfs : Math.max(levelDbfs, this.voicedLevel * 0.9 + levelDbfs * 0.1);
+        this.voicedPower += 10 ** (levelDbfs / 10);
+        this.voicedFrames += 1;
+      }
       if (this.probeFired) {
         this.probeFired = false;
         this.cue = undefined;

@@ -135,6 +135,10 @@ export const ConfigSchema = z.object({
   BACKCHANNELS: wordList(DEFAULT_BARGE_IN.backchannels),
   /** Comma-separated single words that confirm an interruption on their own ("stop", "wait"). */
   BARGE_IN_WORDS: wordList(DEFAULT_BARGE_IN.interruptionWords),
+  /** Speech with less voiced time than this confirms by words only with a BARGE_IN_WORDS word (0: off). */
+  BARGE_IN_SHORT_SPEECH_MS: z.coerce.number().int().min(0).max(5000).default(DEFAULT_BARGE_IN.shortSpeechMs),
+  /** Sound more than this many dB below the user's own speech level never confirms an interruption (0: off). */
+  BARGE_IN_LEVEL_GATE_DB: z.coerce.number().min(0).max(40).default(DEFAULT_BARGE_IN.levelGateDb),
   TTS_WORKERS: z.coerce.number().int().min(1).max(16).default(1),
   /** Recognisers (threads with a decoder loaded) always kept, so an utterance never waits for a model load. */
   ASR_WARM_PROCESSES: z.coerce.number().int().min(1).max(32).default(2),

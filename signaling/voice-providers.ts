@@ -53,6 +53,8 @@ export function bargeInPolicy(config: Config): BargeInPolicy {
     maxPauseMs: config.BARGE_IN_MAX_PAUSE_MS,
     backchannels: config.BACKCHANNELS,
     interruptionWords: config.BARGE_IN_WORDS,
+    shortSpeechMs: config.BARGE_IN_SHORT_SPEECH_MS,
+    levelGateDb: config.BARGE_IN_LEVEL_GATE_DB,
   };
 }
 

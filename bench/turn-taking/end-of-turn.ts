@@ -1,3 +1,4 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { Endpointer, endpointerOptions } from '../../media/endpointer.ts';
 import { rmsDbfs } from '../../media/pcm.ts';
 import { VAD_FRAME_MS, VAD_FRAME_SAMPLES, type VadFactory } from '../../media/vad.ts';
@@ -38,16 +39,36 @@ interface Decoded {
   latencyMs: number;
 }
 
+/**
+ * For iterating on the end-of-turn rules (TURN_PROBE_CACHE=file): the probes' words and
+ * latencies are kept in a file and reused, so a replay decodes nothing it has decoded before;
+ * TURN_PROBE_LATENCY_MS=n replaces every latency by n (the rules alone, whatever the load).
+ * The bench itself runs with neither.
+ */
+export interface ProbeCacheOptions {
+  file?: string;
+  fixedLatencyMs?: number;
+}
+
 export class ProbeRecogniser {
   private readonly cache = new Map<string, Decoded>();
   decodes = 0;
   latencies: number[] = [];
 
-  constructor(private readonly stt: SpeechToText) {}
+  constructor(
+    private readonly stt: SpeechToText,
+    private readonly options: ProbeCacheOptions = {},
+  ) {
+    if (options.file && existsSync(options.file)) for (const [k, v] of Object.entries(JSON.parse(readFileSync(options.file, 'utf8')) as Record<string, Decoded>)) this.cache.set(k, v);
+  }
+
+  save(): void {
+    if (this.options.file) writeFileSync(this.options.file, JSON.stringify(Object.fromEntries(this.cache)));
+  }
 
   async decode(key: string, frames: Int16Array[]): Promise<Decoded> {
     const hit = this.cache.get(key);
-    if (hit) return hit;
+    if (hit) return this.options.fixedLatencyMs === undefined ? hit : { ...hit, latencyMs: this.options.fixedLatencyMs };
     const stream = this.stt.open();
     for (const f of frames) stream.write(f);
     // Live, the recogniser decodes while the user talks; give it that time before it must answer.
@@ -60,18 +81,21 @@ export class ProbeRecogniser {
     this.decodes += 1;
     this.latencies.push(result.latencyMs);
     this.cache.set(key, result);
-    return result;
+    return this.options.fixedLatencyMs === undefined ? result : { ...result, latencyMs: this.options.fixedLatencyMs };
   }
 }
 
-export async function runEndOfTurn(system: EotSystem, clips: TurnClip[], thresholds: number[], probes: ProbeRecogniser): Promise<EotResult[]> {
+/** One line per probe and per turn end, for studying the rules (bench/turn-taking/eot-only.ts). */
+export type EotTrace = (line: Record<string, unknown>) => void;
+
+export async function runEndOfTurn(system: EotSystem, clips: TurnClip[], thresholds: number[], probes: ProbeRecogniser, trace?: EotTrace): Promise<EotResult[]> {
   const decided = [];
   for (const clip of clips) decided.push(await vadFrames(system.vad, concat(roomTone(LEAD_MS), clip.audio, roomTone(TAIL_MS))));
   const results: EotResult[] = [];
   for (const threshold of thresholds) {
     const result: EotResult = { threshold, delays: [], pauses: [] };
     for (const [c, clip] of clips.entries()) {
-      const ends = await replay(system, clip, decided[c]!, threshold, probes);
+      const ends = await replay(system, clip, decided[c]!, threshold, probes, trace);
       const endMs = LEAD_MS + (clip.endSample * 1000) / 16000;
       const after = ends.find((e) => e >= endMs);
       if (after !== undefined) result.delays.push(after - endMs);
@@ -86,7 +110,7 @@ export async function runEndOfTurn(system: EotSystem, clips: TurnClip[], thresho
 }
 
 /** Turn ends (ms from the clip's start) for one clip at one threshold. */
-async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: Int16Array; speech: boolean }>, threshold: number, probes: ProbeRecogniser): Promise<number[]> {
+async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: Int16Array; speech: boolean }>, threshold: number, probes: ProbeRecogniser, trace?: EotTrace): Promise<number[]> {
   const endpointer = new Endpointer(endpointerOptions(threshold, false, system.lexical));
   const ends: number[] = [];
   let segment: Int16Array[] = [];
@@ -105,10 +129,12 @@ async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: 
       } else if (event.type === 'pause_probe') {
         const decoded = await probes.decode(`${system.vad.provider}|${clip.id}|${segmentStart}|${i}`, segment);
         cue = { atFrame: i + Math.ceil(decoded.latencyMs / VAD_FRAME_MS), text: decoded.text };
+        trace?.({ clip: clip.id, threshold, probeMs: i * VAD_FRAME_MS - LEAD_MS, latencyMs: Math.round(decoded.latencyMs), text: decoded.text, cue: lexicalCue(decoded.text) });
       } else if (event.type === 'speech_resumed') {
         cue = undefined;
       } else if (event.type === 'turn_end') {
         ends.push(((i + 1) * VAD_FRAME_SAMPLES * 1000) / 16000);
+        trace?.({ clip: clip.id, threshold, turnEndMs: (i + 1) * VAD_FRAME_MS - LEAD_MS, pauses: clip.pauses.map((p) => [Math.round(p.atSample / 16), p.ms]), endMs: Math.round(clip.endSample / 16) });
       }
     }
   }

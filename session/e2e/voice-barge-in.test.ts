@@ -44,6 +44,11 @@ async function replyWith(sound: Int16Array | undefined) {
   return { client, turnId, done, audio: Buffer.concat(client.audio), gaps: client.audioGaps(PAUSE_GAP_MS, soundAt) };
 }
 
+function scaled(samples: Int16Array, db: number): Int16Array {
+  const gain = 10 ** (db / 20);
+  return Int16Array.from(samples, (v) => Math.round(v * gain));
+}
+
 let reference: Buffer;
 async function referenceAudio(): Promise<Buffer> {
   if (!reference) {
@@ -68,6 +73,24 @@ describe('false-interruption recovery (Silero)', () => {
     // The backchannel did not become a turn.
     expect(client.all('asr')).toHaveLength(1);
     client.assertProtocol();
+    client.close();
+  });
+
+  it('a short backchannel the recogniser hears as two other words ("yeah" as "you have") resumes the reply', async () => {
+    const { client, done, audio } = await replyWith(loadFixture('yeah.wav'));
+    expect(done.status).toBe('completed');
+    expect(client.all('interrupted')).toHaveLength(0);
+    expect(audio.equals(await referenceAudio())).toBe(true);
+    expect(client.all('asr')).toHaveLength(1);
+    client.close();
+  });
+
+  it('a voice 16 dB under the user\'s level (someone across the room) does not interrupt or take a turn', async () => {
+    const { client, done, audio } = await replyWith(scaled(loadFixture('name.wav'), -16));
+    expect(done.status).toBe('completed');
+    expect(client.all('interrupted')).toHaveLength(0);
+    expect(audio.equals(await referenceAudio())).toBe(true);
+    expect(client.all('asr')).toHaveLength(1);
     client.close();
   });
 

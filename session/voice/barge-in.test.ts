@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BargeIn, DEFAULT_BARGE_IN, type BargeInPolicy } from './barge-in.ts';
+import { BargeIn, DEFAULT_BARGE_IN, DEFAULT_USER_LEVEL_DB, type BargeInPolicy } from './barge-in.ts';
+
+/** Speech at the default user level, long enough for its words to count. */
+const AT_LEVEL = { voicedMs: 1000, levelDb: DEFAULT_USER_LEVEL_DB };
 
 function host(replying = true) {
   const calls: string[] = [];
@@ -25,7 +28,7 @@ describe('BargeIn (false-interruption recovery)', () => {
     const { h, b } = make();
     b.onSpeechStart();
     expect(h.calls).toEqual(['pause']);
-    expect(b.onWords('yeah', true)).toBe(false);
+    expect(b.onWords('yeah', true, AT_LEVEL)).toBe(false);
     expect(h.calls).toEqual(['pause', 'resume']);
   });
 
@@ -34,17 +37,17 @@ describe('BargeIn (false-interruption recovery)', () => {
     b.onSpeechStart();
     b.onNoise();
     b.onSpeechStart();
-    expect(b.onWords('', true)).toBe(false);
+    expect(b.onWords('', true, AT_LEVEL)).toBe(false);
     expect(h.calls).toEqual(['pause', 'resume', 'pause', 'resume']);
   });
 
   it('confirms on sustained speech, and on words mid-segment', () => {
     const { h, b } = make();
     b.onSpeechStart();
-    b.onSpeechSustained();
+    b.onSpeechSustained(AT_LEVEL);
     expect(h.calls).toEqual(['pause', 'interrupt']);
     b.onSpeechStart();
-    expect(b.onWords('wait', false)).toBe(true);
+    expect(b.onWords('wait', false, AT_LEVEL)).toBe(true);
     expect(h.calls).toEqual(['pause', 'interrupt', 'pause', 'interrupt']);
   });
 
@@ -56,17 +59,17 @@ describe('BargeIn (false-interruption recovery)', () => {
     vi.advanceTimersByTime(1);
     expect(h.calls).toEqual(['pause', 'resume']);
     // Real words after the resume still take the floor.
-    expect(b.onWords('no i meant tuesday', true)).toBe(true);
+    expect(b.onWords('no i meant tuesday', true, AT_LEVEL)).toBe(true);
   });
 
   it('confirm=speech ignores words; confirm=words ignores length; immediate interrupts at 100 ms with no pause', () => {
     const speech = make({ confirm: 'speech' });
     speech.b.onSpeechStart();
-    expect(speech.b.onWords('no i meant tuesday', true)).toBe(false);
+    expect(speech.b.onWords('no i meant tuesday', true, AT_LEVEL)).toBe(false);
     expect(speech.h.calls).toEqual(['pause', 'resume']);
     const words = make({ confirm: 'words' });
     words.b.onSpeechStart();
-    words.b.onSpeechSustained();
+    words.b.onSpeechSustained(AT_LEVEL);
     expect(words.h.calls).toEqual(['pause']);
     const immediate = make({ confirm: 'immediate' });
     immediate.b.onSpeechStart();
@@ -77,7 +80,63 @@ describe('BargeIn (false-interruption recovery)', () => {
   it('does nothing while the assistant is silent: the speech is a normal turn', () => {
     const { h, b } = make({}, false);
     b.onSpeechStart();
-    expect(b.onWords('yeah', true)).toBe(true);
+    expect(b.onWords('yeah', true, AT_LEVEL)).toBe(true);
     expect(h.calls).toEqual([]);
+  });
+
+  it('a short backchannel heard as two other words ("you have" for "yeah") resumes; an interruption word in it still confirms', () => {
+    const { h, b } = make();
+    const short = { voicedMs: 400, levelDb: DEFAULT_USER_LEVEL_DB };
+    b.onSpeechStart();
+    expect(b.onWords('you have', false, short)).toBe(true);
+    expect(b.onWords('by safe', true, short)).toBe(false);
+    expect(h.calls).toEqual(['pause', 'resume']);
+    b.onSpeechStart();
+    expect(b.onWords('no stop', false, short)).toBe(true);
+    expect(h.calls).toEqual(['pause', 'resume', 'pause', 'interrupt']);
+    // Three words are more syllables than a backchannel has: a short "wait stop" heard as "like at all".
+    b.onSpeechStart();
+    expect(b.onWords('like at all', true, short)).toBe(true);
+    expect(h.calls).toEqual(['pause', 'resume', 'pause', 'interrupt', 'pause', 'interrupt']);
+    // The same two words from longer speech are an interruption; shortSpeechMs 0 turns the rule off.
+    b.onSpeechStart();
+    expect(b.onWords('you have', true, { ...short, voicedMs: 600 })).toBe(true);
+    expect(h.calls.slice(-2)).toEqual(['pause', 'interrupt']);
+    const off = make({ shortSpeechMs: 0 });
+    off.b.onSpeechStart();
+    expect(off.b.onWords('you have', true, short)).toBe(true);
+    expect(off.h.calls).toEqual(['pause', 'interrupt']);
+  });
+
+  it('level gate: voices 10 dB under the user (babble) confirm nothing; within levelGateDb they interrupt', () => {
+    const { h, b } = make({ levelGateDb: 6 });
+    const babble = { voicedMs: 1600, levelDb: DEFAULT_USER_LEVEL_DB - 10 };
+    b.onSpeechStart();
+    b.onSpeechSustained(babble);
+    expect(b.onWords('or let alone or eight ones on board', false, babble)).toBe(true);
+    expect(h.calls).toEqual(['pause']);
+    expect(b.onWords('or let alone or eight ones on board', true, babble)).toBe(false);
+    expect(h.calls).toEqual(['pause', 'resume']);
+    b.onSpeechStart();
+    b.onSpeechSustained({ voicedMs: 700, levelDb: DEFAULT_USER_LEVEL_DB - 5 });
+    expect(h.calls).toEqual(['pause', 'resume', 'pause', 'interrupt']);
+    const off = make({ levelGateDb: 0 });
+    off.b.onSpeechStart();
+    off.b.onSpeechSustained(babble);
+    expect(off.h.calls).toEqual(['pause', 'interrupt']);
+  });
+
+  it('the gate follows the user: after quiet turns, quiet speech interrupts', () => {
+    const { h, b } = make({ levelGateDb: 6 });
+    const quiet = { voicedMs: 1500, levelDb: DEFAULT_USER_LEVEL_DB - 14 };
+    b.onSpeechStart();
+    b.onSpeechSustained(quiet);
+    expect(h.calls).toEqual(['pause']);
+    b.forget();
+    // Turns at −40 dBFS move the estimate from −26 towards −40 (a running mean).
+    for (let i = 0; i < 4; i += 1) b.onUserTurn(quiet);
+    b.onSpeechStart();
+    b.onSpeechSustained(quiet);
+    expect(h.calls).toEqual(['pause', 'pause', 'interrupt']);
   });
 });

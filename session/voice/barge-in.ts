@@ -1,3 +1,4 @@
+import type { SpeechMeasure } from '../../media/endpointer.ts';
 import { nonBackchannelWords, wordsInterrupt } from './lexical-cue.ts';
 
 /** How sound during the assistant's speech is told apart from a real interruption. */
@@ -14,7 +15,29 @@ export interface BargeInPolicy {
   backchannels: readonly string[];
   /** Single words that take the floor on their own ("stop"); other lone words need company. */
   interruptionWords: readonly string[];
+  /**
+   * Words from speech shorter than this (voiced time) take the floor only when there are three
+   * or more that are not backchannels, or an interruption word among them: "yeah" or "i see"
+   * last a syllable or two, and the recogniser often hears them as two other words ("you have",
+   * "by safe"), while a short real interruption ("wait stop" heard as "like at all") has more
+   * syllables. 0 disables.
+   */
+  shortSpeechMs: number;
+  /**
+   * Sound more than this many dB below the user's own speech level cannot confirm an
+   * interruption (voices in the room, a television: quieter than the user at the mic); 0 disables.
+   */
+  levelGateDb: number;
 }
+
+/**
+ * The user's speech level before their first turn: ITU-T P.56's nominal active speech level,
+ * −26 dBov; afterwards a running mean of their turns' levels.
+ */
+export const DEFAULT_USER_LEVEL_DB = -26;
+const USER_LEVEL_WEIGHT = 0.3;
+/** Words (not backchannels) that make short speech an interruption: more than a backchannel's syllables. */
+const SHORT_SPEECH_MIN_WORDS = 3;
 
 export const DEFAULT_BARGE_IN: BargeInPolicy = {
   confirm: 'speech_or_words',
@@ -22,6 +45,8 @@ export const DEFAULT_BARGE_IN: BargeInPolicy = {
   maxPauseMs: 1500,
   backchannels: ['mm-hm', 'mhm', 'mm', 'hm', 'hmm', 'uh-huh', 'um-hum', 'uh', 'um', 'yeah', 'yes', 'yep', 'right', 'okay', 'ok', 'sure', 'i see', 'got it', 'alright', 'all right'],
   interruptionWords: ['stop', 'wait', 'hold', 'pause', 'hang', 'sorry', 'excuse', 'actually'],
+  shortSpeechMs: 600,
+  levelGateDb: 6,
 };
 
 export interface BargeInHost {
@@ -48,6 +73,8 @@ export class BargeIn {
   private paused: { at: number; timer: NodeJS.Timeout } | undefined;
   /** How the last segment that began during a reply was settled (the controller reads it at turn end). */
   private segment: BargeOutcome = 'none';
+  /** The user's speech level (dBFS), for the level gate. */
+  private userLevelDb = DEFAULT_USER_LEVEL_DB;
 
   constructor(
     private readonly host: BargeInHost,
@@ -76,16 +103,22 @@ export class BargeIn {
     }
   }
 
-  onSpeechSustained(): void {
-    if (this.paused && this.policy.confirm !== 'words') this.confirm('sustained speech');
+  onSpeechSustained(speech: SpeechMeasure): void {
+    if (this.paused && this.policy.confirm !== 'words' && this.loudEnough(speech)) this.confirm('sustained speech');
+  }
+
+  /** A user turn was taken: its level updates the user's speech level. */
+  onUserTurn(speech: SpeechMeasure): void {
+    if (Number.isFinite(speech.levelDb)) this.userLevelDb += USER_LEVEL_WEIGHT * (speech.levelDb - this.userLevelDb);
   }
 
   /**
-   * Words recognised for the open segment (a mid-segment probe or the final transcript). Returns
-   * whether they may become a user turn: not when the segment was settled as a false interruption.
+   * Words recognised for the open segment (a mid-segment probe or the final transcript), with
+   * its voiced time and level so far. Returns whether they may become a user turn: not when the
+   * segment was settled as a false interruption.
    */
-  onWords(text: string, final: boolean): boolean {
-    const interrupting = this.policy.confirm !== 'speech' && wordsInterrupt(text, this.policy.backchannels, this.policy.interruptionWords);
+  onWords(text: string, final: boolean, speech: SpeechMeasure): boolean {
+    const interrupting = this.policy.confirm !== 'speech' && this.loudEnough(speech) && this.wordsInterrupt(text, speech);
     if (this.paused) {
       if (interrupting) {
         this.confirm('words');
@@ -110,6 +143,20 @@ export class BargeIn {
     if (!this.paused) return;
     clearTimeout(this.paused.timer);
     this.paused = undefined;
+  }
+
+  private wordsInterrupt(text: string, speech: SpeechMeasure): boolean {
+    const { backchannels, interruptionWords, shortSpeechMs } = this.policy;
+    if (speech.voicedMs < shortSpeechMs) {
+      const rest = nonBackchannelWords(text, backchannels);
+      return rest.length >= SHORT_SPEECH_MIN_WORDS || rest.some((w) => interruptionWords.includes(w));
+    }
+    return wordsInterrupt(text, backchannels, interruptionWords);
+  }
+
+  private loudEnough(speech: SpeechMeasure): boolean {
+    const gate = this.policy.levelGateDb;
+    return gate === 0 || !Number.isFinite(speech.levelDb) || speech.levelDb >= this.userLevelDb - gate;
   }
 
   private confirm(reason: string): void {

@@ -10,6 +10,11 @@ describe('lexical cues', () => {
     ['so um', 'incomplete'],
     ['i want to go to', 'incomplete'],
     ['send it to my', 'incomplete'],
+    // "um" heard as "i'm": a contracted auxiliary never ends a sentence.
+    ['the meeting is on tuesday i\'m', 'incomplete'],
+    ['that\'s', 'incomplete'],
+    ['please add milk eggs on', 'incomplete'],
+    ['what are you working on', 'neutral'],
     ['what is twelve times seven', 'question'],
     ['can you book it', 'question'],
     ['where are you from', 'neutral'],

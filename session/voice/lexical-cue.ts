@@ -5,15 +5,25 @@ import type { TurnCue } from '../../media/endpointer.ts';
  * from pocketsphinx; other recognisers' punctuation is dropped here).
  */
 
-/** Words a thought never ends on: conjunctions, fillers, articles, possessives, "to". */
+/**
+ * Words a thought never ends on: conjunctions, fillers, articles, possessives, "to", an
+ * intensifier, and a subject with its auxiliary contracted ("i'm", "it's": English never leaves
+ * a contracted auxiliary at the end, "yes I am" but never "yes I'm"). Recognisers hear a
+ * hesitant "um" as "i'm" about as often as not, which this catches too.
+ */
 const TRAILING_INCOMPLETE = new Set([
-  'and', 'or', 'but', 'so', 'because', 'cause', 'if', 'than', 'whether',
+  'and', 'or', 'but', 'so', 'because', 'cause', 'if', 'than', 'whether', 'although', 'nor',
   'um', 'uh', 'er', 'ah', 'erm',
-  'the', 'a', 'an', 'my', 'your', 'our', 'their', 'to',
+  'the', 'a', 'an', 'my', 'your', 'our', 'their', 'its', 'to', 'very',
+  "i'm", "i've", "i'll", "i'd", "you're", "you've", "you'll", "we're", "we've", "we'll", "they're", "they've", "they'll",
+  "he's", "she's", "it's", "that's", "there's", "he'll", "she'll", "it'll",
 ]);
 
 /** Words a statement does not end on, though a question may ("where are you from"). */
-const TRAILING_WEAK = new Set(['of', 'for', 'with', 'in', 'at', 'from', 'about', 'into', 'by', 'i', 'we', 'they', 'would', 'could', 'should', 'like']);
+const TRAILING_WEAK = new Set([
+  'of', 'for', 'with', 'in', 'on', 'at', 'from', 'about', 'into', 'onto', 'by', 'upon', 'between', 'without', 'against', 'towards', 'toward', 'during', 'until', 'unless',
+  'i', 'we', 'they', 'would', 'could', 'should', 'like',
+]);
 
 /** First words of a question (wh-words and inverted auxiliaries). */
 const QUESTION_START = new Set([

@@ -62,7 +62,7 @@ export class VoiceController {
         if (!this.eager) this.bargeIn.onSpeechStart();
       },
       onSpeechConfirmed: () => this.onSpeechConfirmed(),
-      onSpeechSustained: () => this.bargeIn.onSpeechSustained(),
+      onSpeechSustained: () => this.bargeIn.onSpeechSustained(this.input.speech),
       onProbe: (timing, transcript) => this.onProbe(timing, transcript),
       onSpeechResumed: () => this.onSpeechResumed(),
       onNoise: () => this.bargeIn.onNoise(),
@@ -118,13 +118,14 @@ export class VoiceController {
   private onProbe(timing: TurnEndTiming, transcript: Promise<string>): void {
     const epoch = this.epoch;
     const probedAt = performance.now();
+    const speech = this.input.speech;
     let heardAt: number | undefined;
     transcript.then(() => (heardAt = performance.now()), () => undefined);
     this.enqueue(async () => {
       // A probe that failed only loses its cue; the turn's own transcript decides what was said.
       const text = (await transcript.catch(() => '')).trim();
       if (epoch !== this.epoch) return;
-      if (this.bargeIn.pending) this.bargeIn.onWords(text, false);
+      if (this.bargeIn.pending) this.bargeIn.onWords(text, false, speech);
       if (!this.host.settings.flow || !text || this.bargeIn.pending || lexicalCue(text) === 'incomplete') return;
       const wait = this.eagerDelayMs - (performance.now() - probedAt);
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
@@ -162,6 +163,7 @@ export class VoiceController {
 
   private onTurnEnd(timing: TurnEndTiming, transcribe: () => Promise<string>): void {
     const { observation, transcript } = this.observeEnd(timing, transcribe);
+    const speech = this.input.speech;
     this.enqueue(async () => {
       if (this.eager) {
         // The eager reply already answers this speech: it is now committed.
@@ -171,11 +173,12 @@ export class VoiceController {
       }
       const text = (await transcript).trim();
       // Settles a pending barge-in; a backchannel over the reply never becomes a turn.
-      if (!this.bargeIn.onWords(text, true)) return observation.end(undefined);
+      if (!this.bargeIn.onWords(text, true, speech)) return observation.end(undefined);
       if (!text) {
         this.host.log.info({}, 'speech ended with an empty transcript; no turn');
         return observation.end(undefined);
       }
+      this.bargeIn.onUserTurn(speech);
       this.host.userTurn(text, newTurnId(), 'voice', observation);
     });
   }

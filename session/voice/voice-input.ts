@@ -1,4 +1,4 @@
-import { Endpointer, type EndpointerOptions, type TurnCue } from '../../media/endpointer.ts';
+import { Endpointer, type EndpointerOptions, type SpeechMeasure, type TurnCue } from '../../media/endpointer.ts';
 import { FrameSplitter } from '../../media/frame-splitter.ts';
 import { Pcm16Reader, rmsDbfs } from '../../media/pcm.ts';
 import { Resampler } from '../../media/resampler.ts';
@@ -78,6 +78,11 @@ export class VoiceInput {
 
   get speaking(): boolean {
     return this.endpointer.active;
+  }
+
+  /** The open or last speech segment's voiced time and level (read it when its event fires). */
+  get speech(): SpeechMeasure {
+    return this.endpointer.speech;
   }
 
   reconfigure(endpointing: EndpointerOptions): void {

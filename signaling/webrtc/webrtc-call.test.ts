@@ -65,7 +65,10 @@ describe('WebRTC transport', () => {
     const before = await scrape(t.url);
     const { ws, peer } = await call({ greeting: false });
     await Promise.race([ws.waitFor('ready', () => true, 8000), peer.waitFor('ready')]);
-    const audio = concat(roomTone(300, 48000), loadFixture('weather.wav', 48000), roomTone(1200, 48000));
+    // The trailing room tone outlasts the longest wait a lexical cue may ask for (5 × 260 ms): the
+    // recogniser's partial of this lossy audio may end on a preposition, and a stream that stops
+    // sending never counts more silence.
+    const audio = concat(roomTone(300, 48000), loadFixture('weather.wav', 48000), roomTone(1600, 48000));
     await peer.stream(audio, { drop: (n) => n % 10 === 5 });
     const asr = await peer.waitFor('asr', () => true, 10000).catch(() => ws.waitFor('asr'));
     expect(asr.text).toContain('weather');

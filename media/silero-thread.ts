@@ -26,7 +26,7 @@ class SileroThread {
   dead = false;
   readonly ready: Promise<void>;
 
-  /** [busy, stopping]: shared with the thread so the process's exit can wait out a batch in flight. */
+  /** [busy, stopping]: shared with the thread so the process's exit can wait out a load or a batch in flight. */
   private readonly control = new Int32Array(new SharedArrayBuffer(8));
 
   constructor(modelPath: string) {
@@ -76,13 +76,14 @@ class SileroThread {
   }
 
   /**
-   * The process is exiting: no new batch starts, and the exit waits (at most 500 ms) for the one
-   * in flight. onnxruntime aborts the whole process (Napi::Error, exit 134) when its thread is
-   * torn down in the middle of a run; an idle thread goes quietly.
+   * The process is exiting: no new load or batch starts, and the exit waits (at most 2 s, a model
+   * load on a starved machine) for the one in flight. onnxruntime aborts the whole process
+   * (Napi::Error, exit 134) when its thread is torn down in the middle of a load or a run; an
+   * idle thread goes quietly.
    */
   private readonly quiesce = (): void => {
     Atomics.store(this.control, 1, 1);
-    const deadline = Date.now() + 500;
+    const deadline = Date.now() + 2000;
     while (Atomics.load(this.control, 0) === 1 && Date.now() < deadline) Atomics.wait(this.control, 0, 1, 50);
   };
 }

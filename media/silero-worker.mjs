@@ -6,6 +6,19 @@ import { parentPort, workerData } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 
 const port = parentPort;
+// [busy, stopping] (silero-thread.ts): while the process exits no load or run starts, and the
+// exit waits for busy to clear. onnxruntime aborts the process when the thread is torn down in
+// the middle of either.
+const control = workerData.control;
+const idle = () => {
+  Atomics.store(control, 0, 0);
+  Atomics.notify(control, 0);
+};
+Atomics.store(control, 0, 1);
+if (Atomics.load(control, 1) === 1) {
+  idle();
+  process.exit(0);
+}
 let session;
 try {
   // One intra-op thread: the batch is small and the process shares its cores with the calls.
@@ -16,20 +29,19 @@ try {
     graphOptimizationLevel: 'all',
     logSeverityLevel: 3,
   });
-  port.postMessage({ t: 'ready' });
 } catch (error) {
+  idle();
   port.postMessage({ t: 'load-failed', error: String(error?.message ?? error) });
   process.exit(1);
 }
+idle();
+port.postMessage({ t: 'ready' });
 const sr = new ort.Tensor('int64', BigInt64Array.from([16000n]), []);
 
-// [busy, stopping] (silero-thread.ts): while the process exits no run starts, and the exit waits
-// for busy to clear.
-const control = workerData.control;
-
 port.on('message', async ({ id, batch, width, input, state }) => {
-  if (Atomics.load(control, 1) === 1) return;
+  // busy before the stopping check (the exit sets them the other way round): one of the two sees the other.
   Atomics.store(control, 0, 1);
+  if (Atomics.load(control, 1) === 1) return idle();
   // The batch fills the arrays' starts; the arrays go back with the answer to be used again.
   const batchState = state.subarray(0, 2 * batch * 128);
   try {
@@ -46,7 +58,6 @@ port.on('message', async ({ id, batch, width, input, state }) => {
   } catch (error) {
     port.postMessage({ t: 'failed', id, error: String(error?.message ?? error) });
   } finally {
-    Atomics.store(control, 0, 0);
-    Atomics.notify(control, 0);
+    idle();
   }
 });

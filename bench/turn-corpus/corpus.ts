@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { concat } from '../../media/testing/audio-stream.ts';
-import { clicks, cough, door, mixInto, noise, normalise, scaleDb, silenceOf, speak, SPEAKERS, tone, RATE, type NoiseColour } from './synth.ts';
+import { clicks, cough, door, mixInto, noise, normalise, PAUSE_SPEAKERS, scaleDb, silenceOf, speak, SPEAKERS, tone, RATE, type NoiseColour } from './synth.ts';
 
 /**
  * The labelled turn-taking corpus, built deterministically from the recipes below (same inputs,
@@ -9,7 +9,8 @@ import { clicks, cough, door, mixInto, noise, normalise, scaleDb, silenceOf, spe
  *
  * - `turns`: one user utterance each, some with a thinking pause of 200–1,200 ms at a point where
  *   the sentence is not finished (after "and", "um", "to", "the"...). Labels: where speech ends
- *   for good, and where each pause is.
+ *   for good, and where each pause is. Each sentence belongs to the tuning or the held-out half
+ *   (`split`), so a rule tuned on one half can be judged on sentences it never saw.
  * - `overlaps`: sounds made while the assistant speaks: backchannels (TTS words and synthetic
  *   hums), real interruptions, coughs, doors, clicks, tones, white/pink/brown noise and babble at
  *   20/10/5 dB SNR. Label: whether it is a real interruption.
@@ -24,7 +25,11 @@ export interface TurnClip {
   /** Thinking pauses inside the utterance. */
   pauses: Array<{ atSample: number; ms: number; after: string }>;
   text: string;
+  split: Split;
 }
+
+/** Sentences alternate between the halves in the lists below (similar sentences sit side by side). */
+export type Split = 'tuning' | 'heldout';
 
 export type OverlapKind = 'backchannel' | 'interruption' | 'cough' | 'door' | 'click' | 'tone' | 'white' | 'pink' | 'brown' | 'babble';
 
@@ -48,7 +53,11 @@ const COMPLETE = [
   'my flight number is five four three',
 ];
 
-/** [before the pause, after it]: the first part does not finish the thought. */
+/**
+ * [before the pause, after it]: the first part does not finish the thought. Thinking pauses after
+ * conjunctions, fillers, articles, possessives and prepositions, in statements and in questions
+ * (a question that pauses before its end is where a "complete question" rule goes wrong).
+ */
 const PAUSED: Array<[string, string]> = [
   ['i would like to order a large pizza and', 'a bottle of water'],
   ['can you remind me to', 'call my sister tonight'],
@@ -56,7 +65,26 @@ const PAUSED: Array<[string, string]> = [
   ['please add milk eggs and', 'some bread to the list'],
   ['i want to book a flight to', 'denver next friday'],
   ['send a message to the', 'plumber about the leak'],
+  ['could you tell me the', 'opening hours of the museum'],
+  ['what time does the', 'pharmacy close tonight'],
+  ['i was thinking we could go to', 'the beach on saturday'],
+  ['set an alarm for uh', 'six thirty tomorrow'],
+  ['my address is twelve oak street but', 'send it to my office'],
+  ['i need to pick up my', 'glasses from the shop'],
+  ['how do i get from the station to', 'the city centre'],
+  ['is there a pharmacy near the', 'hotel that is open late'],
+  ['we need chairs tables and um', 'maybe a few lamps'],
+  ['turn the lights off in the kitchen and', 'lock the front door'],
+  ['can you check if my', 'package has arrived'],
+  ['i am looking for a restaurant with', 'a view of the river'],
+  ['the password is on a note in the', 'top drawer of my desk'],
+  ['play something relaxing like', 'soft piano music'],
+  ['tell my boss that i will be late because', 'the bus broke down'],
+  ['where can i buy a charger for my', 'old laptop'],
+  ['well i think the best option is uh', 'the second one'],
+  ['do you know if the', 'library is open on sunday'],
 ];
+const splitOf = (list: readonly unknown[], item: unknown): Split => (list.indexOf(item) % 2 === 0 ? 'tuning' : 'heldout');
 export const PAUSE_MS = [200, 400, 600, 800, 1000, 1200];
 
 const BACKCHANNELS = ['yeah', 'okay', 'right', 'sure', 'yep', 'uh huh', 'i see', 'got it'];
@@ -75,17 +103,22 @@ export function buildCorpus(scale = 1): Corpus {
   const turns: TurnClip[] = [];
   const overlaps: OverlapClip[] = [];
   const take = <T>(list: T[], n: number, offset: number): T[] => Array.from({ length: Math.max(1, Math.round(n * scale)) }, (_, i) => list[(offset + i) % list.length]!);
-  SPEAKERS.forEach((speaker, s) => {
+  // Every voice speaks every paused sentence; pause lengths rotate so each sentence gets each
+  // length from two voices. The extra voices (PAUSE_SPEAKERS) only speak utterances.
+  [...SPEAKERS, ...PAUSE_SPEAKERS].forEach((speaker, s) => {
     for (const text of take(COMPLETE, 3, s)) {
       const audio = speak(speaker, text);
-      turns.push({ id: `${speaker.id}/${slug(text)}`, speaker: speaker.id, audio, endSample: audio.length, pauses: [], text });
+      turns.push({ id: `${speaker.id}/${slug(text)}`, speaker: speaker.id, audio, endSample: audio.length, pauses: [], text, split: splitOf(COMPLETE, text) });
     }
-    take(PAUSED, 6, s).forEach(([a, b], k) => {
-      const ms = PAUSE_MS[(s + k) % PAUSE_MS.length]!;
+    for (const pair of take(PAUSED, PAUSED.length, s)) {
+      const [a, b] = pair;
+      const ms = PAUSE_MS[(PAUSED.indexOf(pair) + s) % PAUSE_MS.length]!;
       const first = speak(speaker, a);
       const audio = concat(first, silenceOf(ms), speak(speaker, b));
-      turns.push({ id: `${speaker.id}/${slug(a)}-${ms}`, speaker: speaker.id, audio, endSample: audio.length, pauses: [{ atSample: first.length, ms, after: a }], text: `${a} ${b}` });
-    });
+      turns.push({ id: `${speaker.id}/${slug(a)}-${ms}`, speaker: speaker.id, audio, endSample: audio.length, pauses: [{ atSample: first.length, ms, after: a }], text: `${a} ${b}`, split: splitOf(PAUSED, pair) });
+    }
+  });
+  SPEAKERS.forEach((speaker, s) => {
     for (const text of take(BACKCHANNELS, 3, s)) overlaps.push({ id: `bc/${speaker.id}/${slug(text)}`, kind: 'backchannel', audio: speak(speaker, text), interruption: false, text });
     for (const text of take(INTERRUPTIONS, 3, s)) overlaps.push({ id: `int/${speaker.id}/${slug(text)}`, kind: 'interruption', audio: speak(speaker, text), interruption: true, text });
   });

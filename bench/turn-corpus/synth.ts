@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseWav } from '../../media/pcm.ts';
@@ -32,6 +33,14 @@ export const SPEAKERS: Speaker[] = [
   { id: 'festival-ked-slow', engine: 'festival', voice: 'ked_diphone', rate: 1.2 },
 ];
 
+/** More voices and rates for the utterances with thinking pauses only (the end-of-turn part). */
+export const PAUSE_SPEAKERS: Speaker[] = [
+  { id: 'flite-slt', engine: 'flite', voice: 'slt', rate: 1 },
+  { id: 'flite-rms-slow', engine: 'flite', voice: 'rms', rate: 1.25 },
+  { id: 'espeak-f4-slow', engine: 'espeak', voice: 'en-us+f4', rate: 140 },
+  { id: 'espeak-gb-m2-fast', engine: 'espeak', voice: 'en-gb+m2', rate: 185 },
+];
+
 const work = mkdtempSync(join(tmpdir(), 'parley-corpus-'));
 process.once('exit', () => rmSync(work, { recursive: true, force: true }));
 let counter = 0;
@@ -54,7 +63,27 @@ function sox(input: string[], effects: string[]): Int16Array {
 /** Leading and trailing silence trimmed, so sample 0 is the onset and the last is the end of speech. */
 const TRIM = ['silence', '1', '0.02', '0.5%', 'reverse', 'silence', '1', '0.02', '0.5%', 'reverse'];
 
+/**
+ * TURN_CORPUS_CACHE=dir keeps each spoken phrase (16 kHz PCM16, keyed by engine, voice, rate and
+ * text) so a rebuild synthesises only what is new: festival takes ~1 s a phrase. The corpus test
+ * never uses it (it checks the synthesis itself is deterministic).
+ */
 export function speak(speaker: Speaker, text: string): Int16Array {
+  const dir = process.env.TURN_CORPUS_CACHE;
+  if (!dir) return synthesise(speaker, text);
+  const file = join(dir, `${createHash('sha256').update(JSON.stringify([speaker.engine, speaker.voice, speaker.rate, text])).digest('hex').slice(0, 24)}.pcm`);
+  if (existsSync(file)) {
+    const bytes = readFileSync(file);
+    return new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2).slice();
+  }
+  const samples = synthesise(speaker, text);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(`${file}.tmp`, Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength));
+  renameSync(`${file}.tmp`, file);
+  return samples;
+}
+
+function synthesise(speaker: Speaker, text: string): Int16Array {
   counter += 1;
   const raw = join(work, `t${counter}.wav`);
   if (speaker.engine === 'flite') run('flite', ['-voice', speaker.voice, '--setf', `duration_stretch=${speaker.rate}`, '-t', text, '-o', raw]);

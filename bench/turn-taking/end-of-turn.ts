@@ -1,12 +1,12 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { Endpointer, endpointerOptions } from '../../media/endpointer.ts';
+import { Endpointer, endpointerOptions, type TurnCue } from '../../media/endpointer.ts';
 import { rmsDbfs } from '../../media/pcm.ts';
 import { VAD_FRAME_MS, VAD_FRAME_SAMPLES, type VadFactory } from '../../media/vad.ts';
 import { vadFrames } from '../../media/testing/vad-frames.ts';
 import { concat, roomTone } from '../../media/testing/audio-stream.ts';
 import type { SpeechToText } from '../../session/providers/asr.ts';
 import { lexicalCue } from '../../session/voice/lexical-cue.ts';
-import type { TurnClip } from '../turn-corpus/corpus.ts';
+import type { Split, TurnClip } from '../turn-corpus/corpus.ts';
 
 /**
  * End of turn over the labelled utterances, replayed frame by frame through the real detector
@@ -24,6 +24,8 @@ export interface EotSystem {
   name: string;
   vad: VadFactory;
   lexical: boolean;
+  /** The words → cue rule (default: the product's lexicalCue). */
+  cue?: (text: string) => TurnCue;
 }
 
 export interface EotResult {
@@ -32,6 +34,14 @@ export interface EotResult {
   delays: number[];
   /** Per pause: its length and whether a turn ended inside it. */
   pauses: Array<{ ms: number; cut: boolean }>;
+  /** The same per clip, with the corpus half it belongs to (forSplit). */
+  clips: Array<{ split: Split; delayMs: number | undefined; pauses: Array<{ ms: number; cut: boolean }> }>;
+}
+
+/** The result over one half of the corpus only. */
+export function forSplit(r: EotResult, split: Split): EotResult {
+  const clips = r.clips.filter((c) => c.split === split);
+  return { threshold: r.threshold, clips, delays: clips.flatMap((c) => (c.delayMs === undefined ? [] : [c.delayMs])), pauses: clips.flatMap((c) => c.pauses) };
 }
 
 interface Decoded {
@@ -71,8 +81,9 @@ export class ProbeRecogniser {
     if (hit) return this.options.fixedLatencyMs === undefined ? hit : { ...hit, latencyMs: this.options.fixedLatencyMs };
     const stream = this.stt.open();
     for (const f of frames) stream.write(f);
-    // Live, the recogniser decodes while the user talks; give it that time before it must answer.
-    await new Promise((r) => setTimeout(r, frames.length * VAD_FRAME_MS * 0.3));
+    // Live, the recogniser decodes while the user talks; give it that time before it must answer
+    // (not when the latency is fixed: only the words count then, and they are the same).
+    if (this.options.fixedLatencyMs === undefined) await new Promise((r) => setTimeout(r, frames.length * VAD_FRAME_MS * 0.3));
     const t0 = performance.now();
     // As VoiceInput does: a partial result when the recogniser has them, else it is closed.
     const text = stream.partial ? await stream.partial() : await stream.finish();
@@ -81,6 +92,7 @@ export class ProbeRecogniser {
     this.decodes += 1;
     this.latencies.push(result.latencyMs);
     this.cache.set(key, result);
+    if (this.decodes % 50 === 0) this.save();
     return this.options.fixedLatencyMs === undefined ? result : { ...result, latencyMs: this.options.fixedLatencyMs };
   }
 }
@@ -88,23 +100,28 @@ export class ProbeRecogniser {
 /** One line per probe and per turn end, for studying the rules (bench/turn-taking/eot-only.ts). */
 export type EotTrace = (line: Record<string, unknown>) => void;
 
-export async function runEndOfTurn(system: EotSystem, clips: TurnClip[], thresholds: number[], probes: ProbeRecogniser, trace?: EotTrace): Promise<EotResult[]> {
-  const decided = [];
+/** `parallel` replays that many clips at once (eot-only.ts, to fill a probe cache); the bench replays one at a time. */
+export async function runEndOfTurn(system: EotSystem, clips: TurnClip[], thresholds: number[], probes: ProbeRecogniser, trace?: EotTrace, parallel = 1): Promise<EotResult[]> {
+  const decided: Array<Awaited<ReturnType<typeof vadFrames>>> = [];
   for (const clip of clips) decided.push(await vadFrames(system.vad, concat(roomTone(LEAD_MS), clip.audio, roomTone(TAIL_MS))));
   const results: EotResult[] = [];
   for (const threshold of thresholds) {
-    const result: EotResult = { threshold, delays: [], pauses: [] };
-    for (const [c, clip] of clips.entries()) {
-      const ends = await replay(system, clip, decided[c]!, threshold, probes, trace);
+    const ends: number[][] = [];
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      for (let c = next++; c < clips.length; c = next++) ends[c] = await replay(system, clips[c]!, decided[c]!, threshold, probes, trace);
+    };
+    await Promise.all(Array.from({ length: parallel }, worker));
+    const perClip = clips.map((clip, c) => {
       const endMs = LEAD_MS + (clip.endSample * 1000) / 16000;
-      const after = ends.find((e) => e >= endMs);
-      if (after !== undefined) result.delays.push(after - endMs);
-      for (const pause of clip.pauses) {
+      const after = ends[c]!.find((e) => e >= endMs);
+      const pauses = clip.pauses.map((pause) => {
         const from = LEAD_MS + (pause.atSample * 1000) / 16000;
-        result.pauses.push({ ms: pause.ms, cut: ends.some((e) => e >= from && e < from + pause.ms + 100) });
-      }
-    }
-    results.push(result);
+        return { ms: pause.ms, cut: ends[c]!.some((e) => e >= from && e < from + pause.ms + 100) };
+      });
+      return { split: clip.split, delayMs: after === undefined ? undefined : after - endMs, pauses };
+    });
+    results.push({ threshold, clips: perClip, delays: perClip.flatMap((c) => (c.delayMs === undefined ? [] : [c.delayMs])), pauses: perClip.flatMap((c) => c.pauses) });
   }
   return results;
 }
@@ -112,13 +129,14 @@ export async function runEndOfTurn(system: EotSystem, clips: TurnClip[], thresho
 /** Turn ends (ms from the clip's start) for one clip at one threshold. */
 async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: Int16Array; speech: boolean }>, threshold: number, probes: ProbeRecogniser, trace?: EotTrace): Promise<number[]> {
   const endpointer = new Endpointer(endpointerOptions(threshold, false, system.lexical));
+  const cueOf = system.cue ?? lexicalCue;
   const ends: number[] = [];
   let segment: Int16Array[] = [];
   let segmentStart = 0;
   let cue: { atFrame: number; text: string } | undefined;
   for (const [i, { frame, speech }] of frames.entries()) {
     if (cue && i >= cue.atFrame) {
-      endpointer.setCue(lexicalCue(cue.text));
+      endpointer.setCue(cueOf(cue.text));
       cue = undefined;
     }
     if (endpointer.active) segment.push(frame);
@@ -129,7 +147,7 @@ async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: 
       } else if (event.type === 'pause_probe') {
         const decoded = await probes.decode(`${system.vad.provider}|${clip.id}|${segmentStart}|${i}`, segment);
         cue = { atFrame: i + Math.ceil(decoded.latencyMs / VAD_FRAME_MS), text: decoded.text };
-        trace?.({ clip: clip.id, threshold, probeMs: i * VAD_FRAME_MS - LEAD_MS, latencyMs: Math.round(decoded.latencyMs), text: decoded.text, cue: lexicalCue(decoded.text) });
+        trace?.({ clip: clip.id, threshold, probeMs: i * VAD_FRAME_MS - LEAD_MS, latencyMs: Math.round(decoded.latencyMs), text: decoded.text, cue: cueOf(decoded.text) });
       } else if (event.type === 'speech_resumed') {
         cue = undefined;
       } else if (event.type === 'turn_end') {

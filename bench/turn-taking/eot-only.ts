@@ -2,14 +2,16 @@ import { createSileroFactory } from '../../media/silero-vad.ts';
 import { PocketsphinxSpeechToText } from '../../session/providers/pocketsphinx-asr.ts';
 import { percentile } from '../lib/stats.ts';
 import { buildCorpus, PAUSE_MS } from '../turn-corpus/corpus.ts';
-import { ProbeRecogniser, runEndOfTurn } from './end-of-turn.ts';
+import { forSplit, ProbeRecogniser, runEndOfTurn, type EotResult } from './end-of-turn.ts';
 
 /**
  * The end-of-turn part alone, Silero + lexical cue, for iterating on the rules:
  *   npx tsx bench/turn-taking/eot-only.ts
  * TURN_THRESHOLDS=0.45,0.3 (default 0.45); TURN_PROBE_CACHE=/tmp/probes.json keeps the probes'
  * words between runs; TURN_PROBE_LATENCY_MS=n pretends each took n ms; TURN_TRACE=1 prints each
- * probe and turn end as a JSON line. The figures to report come from `npm run bench -- turn-taking`.
+ * probe and turn end as a JSON line; TURN_EOT_PARALLEL=n replays n clips at once (default 1);
+ * TURN_CORPUS_CACHE=dir keeps the synthesised speech; TURN_SPLIT=tuning|heldout replays one half only. Figures for the tuning half, the held-out
+ * half and the whole. The figures to report come from `npm run bench -- turn-taking`.
  */
 const corpus = buildCorpus(1);
 const stt = new PocketsphinxSpeechToText(2);
@@ -18,14 +20,22 @@ const latency = process.env.TURN_PROBE_LATENCY_MS;
 const probes = new ProbeRecogniser(stt, { file: process.env.TURN_PROBE_CACHE, fixedLatencyMs: latency === undefined ? undefined : Number(latency) });
 const thresholds = (process.env.TURN_THRESHOLDS ?? '0.45').split(',').map(Number);
 const trace = process.env.TURN_TRACE ? (line: Record<string, unknown>) => console.log(JSON.stringify(line)) : undefined;
-const results = await runEndOfTurn({ name: 'silero + lexical cue', vad: await createSileroFactory(), lexical: true }, corpus.turns, thresholds, probes, trace);
+const parallel = Number(process.env.TURN_EOT_PARALLEL ?? 1);
+const only = process.env.TURN_SPLIT;
+const clips = only ? corpus.turns.filter((c) => c.split === only) : corpus.turns;
+const results = await runEndOfTurn({ name: 'silero + lexical cue', vad: await createSileroFactory(), lexical: true }, clips, thresholds, probes, trace, parallel);
 probes.save();
 await stt.close();
 for (const r of results) {
-  const upTo800 = r.pauses.filter((p) => p.ms <= 800);
-  const byLength = PAUSE_MS.map((ms) => `${ms}: ${r.pauses.filter((p) => p.ms === ms && p.cut).length}/${r.pauses.filter((p) => p.ms === ms).length}`).join(', ');
-  const cut = (100 * upTo800.filter((p) => p.cut).length) / upTo800.length;
-  console.log(`threshold ${r.threshold}: end of turn p50 ${Math.round(percentile(r.delays, 50))} ms, p90 ${Math.round(percentile(r.delays, 90))} ms (${r.delays.length}); false cut-offs ≤ 800 ms ${cut.toFixed(1)} % (${byLength})`);
+  for (const split of ['tuning', 'heldout'] as const) if (!only || only === split) console.log(`threshold ${r.threshold}, ${split}: ${summary(forSplit(r, split))}`);
+  if (!only) console.log(`threshold ${r.threshold}, whole: ${summary(r)}`);
 }
 // Silero's runtime keeps the event loop alive.
 process.exit(0);
+
+function summary(r: EotResult): string {
+  const upTo800 = r.pauses.filter((x) => x.ms <= 800);
+  const byLength = PAUSE_MS.map((ms) => `${ms}: ${r.pauses.filter((x) => x.ms === ms && x.cut).length}/${r.pauses.filter((x) => x.ms === ms).length}`).join(', ');
+  const cut = (100 * upTo800.filter((x) => x.cut).length) / upTo800.length;
+  return `p50 ${Math.round(percentile(r.delays, 50))} ms, p90 ${Math.round(percentile(r.delays, 90))} ms (${r.delays.length}); false cut-offs ≤ 800 ms ${cut.toFixed(1)} % (${byLength})`;
+}

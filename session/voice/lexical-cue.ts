@@ -9,12 +9,12 @@ import type { TurnCue } from '../../media/endpointer.ts';
  * Words a thought never ends on: conjunctions, fillers, articles, possessives, "to", an
  * intensifier, and a subject with its auxiliary contracted ("i'm", "it's": English never leaves
  * a contracted auxiliary at the end, "yes I am" but never "yes I'm"). Recognisers hear a
- * hesitant "um" as "i'm" about as often as not, which this catches too.
+ * hesitant "um" as "i'm" about as often as not, which this catches too, or as "'em".
  */
 const TRAILING_INCOMPLETE = new Set([
   'and', 'or', 'but', 'so', 'because', 'cause', 'if', 'than', 'whether', 'although', 'nor',
-  'um', 'uh', 'er', 'ah', 'erm',
-  'the', 'a', 'an', 'my', 'your', 'our', 'their', 'its', 'to', 'very',
+  'um', 'uh', 'er', 'ah', 'erm', 'hmm', 'mm', "'em",
+  'the', 'a', 'an', 'my', 'your', 'our', 'their', 'its', 'to', 'very', 'gonna', 'wanna', 'gotta',
   "i'm", "i've", "i'll", "i'd", "you're", "you've", "you'll", "we're", "we've", "we'll", "they're", "they've", "they'll",
   "he's", "she's", "it's", "that's", "there's", "he'll", "she'll", "it'll",
 ]);
@@ -22,14 +22,7 @@ const TRAILING_INCOMPLETE = new Set([
 /** Words a statement does not end on, though a question may ("where are you from"). */
 const TRAILING_WEAK = new Set([
   'of', 'for', 'with', 'in', 'on', 'at', 'from', 'about', 'into', 'onto', 'by', 'upon', 'between', 'without', 'against', 'towards', 'toward', 'during', 'until', 'unless',
-  'i', 'we', 'they', 'would', 'could', 'should', 'like',
-]);
-
-/** First words of a question (wh-words and inverted auxiliaries). */
-const QUESTION_START = new Set([
-  'what', "what's", 'where', "where's", 'when', 'who', "who's", 'whom', 'whose', 'why', 'which', 'how', "how's",
-  'is', 'are', 'was', 'were', 'do', 'does', 'did', 'can', 'could', 'would', 'will', 'should', 'shall', 'may', 'might', 'have', 'has',
-  "isn't", "aren't", "don't", "doesn't", "didn't", "can't", "won't",
+  'i', 'we', 'they', 'he', 'she', 'would', 'could', 'should', 'like',
 ]);
 
 export function words(text: string): string[] {
@@ -40,17 +33,62 @@ export function words(text: string): string[] {
     .filter(Boolean);
 }
 
+/** Wh-words: a question whatever follows. */
+const WH_WORDS = new Set(['what', "what's", 'where', "where's", 'when', 'who', "who's", 'whom', 'whose', 'why', 'which', 'how', "how's"]);
+
+/** Auxiliaries and copulas: a question when they come first and a subject follows (inversion). */
+const AUXILIARIES = new Set([
+  'is', 'are', 'was', 'were', 'am', 'do', 'does', 'did', 'can', 'could', 'would', 'will', 'should', 'shall', 'may', 'might', 'must', 'have', 'has',
+  "isn't", "aren't", "don't", "doesn't", "didn't", "can't", "won't", "wouldn't", "couldn't", "shouldn't",
+]);
+
+/**
+ * Copulas and modals, which end a sentence only after their subject ("yes it is", "i can"): "the
+ * best option is", "my flight will" trail off. ("do" and "have" are main verbs too: "things to do".)
+ */
+const TRAILING_COPULA = new Set(['is', 'are', 'was', 'were', 'am', 'can', 'could', 'would', 'will', 'should', 'shall', 'must', 'might']);
+
+/** What can stand as the subject right after an inverted auxiliary ("can you", "is the", "did my"). */
+const SUBJECT_START = new Set(['i', 'you', 'we', 'they', 'he', 'she', 'it', 'there', 'this', 'that', 'these', 'those', 'the', 'a', 'an', 'my', 'your', 'our', 'their', 'his', 'her', 'its', 'any', 'anyone', 'somebody', 'someone']);
+
+/** Subject pronouns: an auxiliary after one ends an elliptical answer ("yes it is", "i do"). */
+const SUBJECT_PRONOUNS = new Set(['i', 'you', 'we', 'they', 'he', 'she', 'it', 'there', 'that', 'this', 'who', 'what', 'which']);
+
+/** Object pronouns, which a question may end on ("can you help me") but a shortened wait should not trust. */
+const OBJECT_PRONOUNS = new Set(['me', 'us', 'him', 'her', 'them', 'you']);
+
+/**
+ * Verbs that want something after their object ("tell me the time", "let me see", "remind me to
+ * call"): an object pronoun right after one does not end the thought.
+ */
+const COMPLEMENT_VERBS = new Set(['tell', 'give', 'show', 'send', 'remind', 'let', 'bring', 'ask', 'teach', 'lend', 'pass', 'hand', 'offer', 'email', 'text']);
+
+/** A question by its syntax: a wh-word first, or an auxiliary first with a subject after it. */
+function isQuestion(w: string[]): boolean {
+  if (w.length < 3) return false;
+  return WH_WORDS.has(w[0]!) || (AUXILIARIES.has(w[0]!) && SUBJECT_START.has(w[1]!));
+}
+
 /**
  * `incomplete` when the speech trails off on a word a thought does not end on, `question` for a
- * question of three words or more that does not end on such a word, else `neutral`.
+ * question (by its syntax) of three words or more that ends on a word a question is trusted to
+ * end on, else `neutral`. A trailing auxiliary ("the best option is") is incomplete unless a
+ * subject pronoun stands before it; a trailing object pronoun after a verb that wants more ("can
+ * you remind me", "let me") is incomplete. A question ending on an object pronoun or an
+ * auxiliary is not shortened: the local recogniser often drops a trailing "to" or "the" there
+ * ("can you remind me [to]"), and a shortened wait cuts the pause that follows.
  */
 export function lexicalCue(text: string): TurnCue {
   const w = words(text);
   const last = w[w.length - 1];
   if (last === undefined) return 'neutral';
+  const before = w[w.length - 2];
   if (TRAILING_INCOMPLETE.has(last)) return 'incomplete';
-  const question = w.length >= 3 && QUESTION_START.has(w[0]!);
+  if (OBJECT_PRONOUNS.has(last) && before !== undefined && COMPLEMENT_VERBS.has(before)) return 'incomplete';
+  const question = isQuestion(w);
+  if (TRAILING_COPULA.has(last) && !(before !== undefined && SUBJECT_PRONOUNS.has(before))) return question ? 'neutral' : 'incomplete';
   if (TRAILING_WEAK.has(last)) return question ? 'neutral' : 'incomplete';
+  if (question && (OBJECT_PRONOUNS.has(last) || AUXILIARIES.has(last))) return 'neutral';
   return question ? 'question' : 'neutral';
 }
 

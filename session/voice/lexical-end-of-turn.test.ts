@@ -32,22 +32,15 @@ describe('lexical end of turn', () => {
     client.assertProtocol();
   });
 
-  it('a pause after "can you remind me" is not shortened as a complete question: one turn', async () => {
-    const remind = clipTranscriber({ 'can you remind me': clip.subarray(0, CUT), 'to call my sister': clip.subarray(CUT) });
-    const { client } = openVoiceSession({ transcriber: remind, partials: true });
+  // Cut by the rule before (0bfa454): a question shortened the wait; a trailing "is" was neutral.
+  it.each([
+    ['can you remind me', 'to call my sister'],
+    ['i think the best option is', 'the second one'],
+  ])('a pause after "%s" is not cut: one turn', async (before, after) => {
+    const { client } = openVoiceSession({ transcriber: clipTranscriber({ [before]: clip.subarray(0, CUT), [after]: clip.subarray(CUT) }), partials: true });
     await speak(client, concat(roomTone(200), clip, roomTone(1600)));
     const asr = await client.waitFor('asr');
-    expect(asr.text).toBe('can you remind me to call my sister');
-    await client.waitFor('done', (f) => f.turn_id === asr.turn_id);
-    expect(client.all('asr')).toHaveLength(1);
-  });
-
-  it('a pause after "the best option is" (a copula without its subject) is not cut: one turn', async () => {
-    const option = clipTranscriber({ 'i think the best option is': clip.subarray(0, CUT), 'the second one': clip.subarray(CUT) });
-    const { client } = openVoiceSession({ transcriber: option, partials: true });
-    await speak(client, concat(roomTone(200), clip, roomTone(1600)));
-    const asr = await client.waitFor('asr');
-    expect(asr.text).toBe('i think the best option is the second one');
+    expect(asr.text).toBe(`${before} ${after}`);
     await client.waitFor('done', (f) => f.turn_id === asr.turn_id);
     expect(client.all('asr')).toHaveLength(1);
   });

@@ -2,15 +2,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCorpus, type Corpus } from './corpus.ts';
 import { PAUSE_SPEAKERS, rmsDb, SPEAKERS } from './synth.ts';
 
-/** The corpus builder at its smallest scale (one item of each kind per voice): ~3 s of flite/espeak-ng/festival/sox per build. */
+/** The corpus builder at its smallest scale (one item of each kind and one paused sentence per voice): ~9 s of flite/espeak-ng/festival/sox per build on a loaded machine. */
 describe('turn-taking corpus (bench/turn-corpus)', () => {
   let a: Corpus;
   beforeAll(() => {
-    a = buildCorpus(0.1);
+    a = buildCorpus(0.04);
   }, 120000);
 
   it('is deterministic: a second build is sample-identical', () => {
-    expect(buildCorpus(0.1).fingerprint).toBe(a.fingerprint);
+    expect(buildCorpus(0.04).fingerprint).toBe(a.fingerprint);
   }, 120000);
 
   it('labels every utterance: speech to the end, silent labelled pauses, every voice at −26 dBFS', () => {
@@ -26,6 +26,14 @@ describe('turn-taking corpus (bench/turn-corpus)', () => {
       }
     }
     expect(a.turns.some((t) => t.pauses.length > 0)).toBe(true);
+  });
+
+  it('splits by sentence: both halves present, no sentence in both', () => {
+    const halves = (split: string) => new Set(a.turns.filter((t) => t.split === split).map((t) => t.text));
+    const [tuning, heldout] = [halves('tuning'), halves('heldout')];
+    expect(tuning.size).toBeGreaterThan(0);
+    expect(heldout.size).toBeGreaterThan(0);
+    for (const text of tuning) expect(heldout.has(text)).toBe(false);
   });
 
   it('labels sounds during replies: only spoken interruptions are interruptions; noise sits at its SNR', () => {

@@ -26,6 +26,11 @@ export interface EotSystem {
   lexical: boolean;
   /** The words → cue rule (default: the product's lexicalCue). */
   cue?: (text: string) => TurnCue;
+  /**
+   * An experiment, not the product (eot-only.ts, TURN_RECHECK_FRAMES): the words are asked again
+   * this many silent frames after the probe, and if they changed the pause is held as incomplete.
+   */
+  recheckFrames?: number;
 }
 
 export interface EotResult {
@@ -133,10 +138,10 @@ async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: 
   const ends: number[] = [];
   let segment: Int16Array[] = [];
   let segmentStart = 0;
-  let cue: { atFrame: number; text: string } | undefined;
+  let cue: { atFrame: number; value: TurnCue } | undefined;
   for (const [i, { frame, speech }] of frames.entries()) {
     if (cue && i >= cue.atFrame) {
-      endpointer.setCue(cueOf(cue.text));
+      endpointer.setCue(cue.value);
       cue = undefined;
     }
     if (endpointer.active) segment.push(frame);
@@ -146,8 +151,15 @@ async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: 
         segmentStart = i;
       } else if (event.type === 'pause_probe') {
         const decoded = await probes.decode(`${system.vad.provider}|${clip.id}|${segmentStart}|${i}`, segment);
-        cue = { atFrame: i + Math.ceil(decoded.latencyMs / VAD_FRAME_MS), text: decoded.text };
-        trace?.({ clip: clip.id, threshold, probeMs: i * VAD_FRAME_MS - LEAD_MS, latencyMs: Math.round(decoded.latencyMs), text: decoded.text, cue: cueOf(decoded.text) });
+        cue = { atFrame: i + Math.ceil(decoded.latencyMs / VAD_FRAME_MS), value: cueOf(decoded.text) };
+        const k = system.recheckFrames;
+        let again: string | undefined;
+        if (k) {
+          const later = await probes.decode(`${system.vad.provider}|${clip.id}|${segmentStart}|${i}|+${k}`, [...segment, ...frames.slice(i + 1, i + 1 + k).map((f) => f.frame)]);
+          again = later.text;
+          cue = { atFrame: i + k + Math.ceil(later.latencyMs / VAD_FRAME_MS), value: later.text === decoded.text ? cue.value : 'incomplete' };
+        }
+        trace?.({ clip: clip.id, threshold, probeMs: i * VAD_FRAME_MS - LEAD_MS, latencyMs: Math.round(decoded.latencyMs), text: decoded.text, again, cue: cue.value });
       } else if (event.type === 'speech_resumed') {
         cue = undefined;
       } else if (event.type === 'turn_end') {

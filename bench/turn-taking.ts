@@ -63,7 +63,7 @@ async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactor
   const systems: EotSystem[] = [
     { name: 'fvad, fixed silence (current)', vad: fvad, lexical: false },
     { name: 'silero, fixed silence', vad: silero, lexical: false },
-    { name: 'silero + lexical cue (before, 0bfa454)', vad: silero, lexical: true, cue: lexicalCueBefore },
+    { name: 'silero + lexical cue (before, 0bfa454)', vad: silero, lexical: true, cue: lexicalCueBefore, recheck: false },
     { name: 'silero + lexical cue (new default)', vad: silero, lexical: true },
   ];
   const curves: CurveSeries[] = [];

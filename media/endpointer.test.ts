@@ -10,7 +10,8 @@ import { vadFrames } from './testing/vad-frames.ts';
 const factories: Record<string, () => Promise<VadFactory>> = { webrtc: () => createFvadFactory(3), silero: () => createSileroFactory() };
 
 /** Runs a clip (with room tone around it) through a real VAD and the endpointer; turn ends in ms after the end of speech. */
-async function endsAfterSpeech(vad: VadFactory, clip: Int16Array, options: EndpointerOptions, cueAt?: { afterProbeMs: number; cue: TurnCue }): Promise<number[]> {
+/** `recheckChanged`: what the recheck answers, at once (the words changed or not). */
+async function endsAfterSpeech(vad: VadFactory, clip: Int16Array, options: EndpointerOptions, cueAt?: { afterProbeMs: number; cue: TurnCue }, recheckChanged = false): Promise<number[]> {
   const endpointer = new Endpointer(options);
   const audio = concat(roomTone(300), clip, roomTone(3000));
   const speechEndMs = 300 + clip.length / 16;
@@ -21,6 +22,7 @@ async function endsAfterSpeech(vad: VadFactory, clip: Int16Array, options: Endpo
     if (cueAt && probeAt !== undefined && now - probeAt >= cueAt.afterProbeMs) endpointer.setCue(cueAt.cue);
     for (const event of endpointer.push(frame, speech, rmsDbfs(frame))) {
       if (event.type === 'pause_probe') probeAt = now;
+      if (event.type === 'pause_recheck') endpointer.setRecheck(recheckChanged);
       if (event.type === 'turn_end') ends.push(now - speechEndMs);
     }
   }
@@ -80,6 +82,19 @@ describe('endpointer', () => {
       expect(incomplete).toBeLessThanOrEqual(options.incompleteSilenceMs + 100);
       expect(question).toBeGreaterThanOrEqual(options.questionSilenceMs);
       expect(question).toBeLessThan(options.endSilenceMs);
+    });
+
+    it('words that changed at the recheck (60 ms after the probe) hold the pause as incomplete, even after a question cue', async () => {
+      vad ??= await factories[name]!();
+      const options = endpointerOptions();
+      expect(options.recheckSilenceMs).toBe(160);
+      const [steady] = await endsAfterSpeech(vad, loadFixture('twelve.wav'), options, { afterProbeMs: 20, cue: 'question' }, false);
+      const [changed] = await endsAfterSpeech(vad, loadFixture('twelve.wav'), options, { afterProbeMs: 20, cue: 'question' }, true);
+      expect(steady).toBeLessThan(options.endSilenceMs);
+      expect(changed).toBeGreaterThanOrEqual(options.incompleteSilenceMs);
+      expect(changed).toBeLessThanOrEqual(options.incompleteSilenceMs + 100);
+      // Without the lexical cue there is no recheck.
+      expect(plain().recheckSilenceMs).toBe(0);
     });
 
     it('a cue still being recognised at the usual end holds the turn at most cueWaitMs more', async () => {

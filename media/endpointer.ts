@@ -12,7 +12,10 @@ import { VAD_FRAME_MS } from './vad.ts';
  * endpointer says so (`pause_probe`), the session recognises the speech so far and sets the cue.
  * Speech that trails off on "and", "um" or "to" waits incompleteSilenceMs (5 × the silence); a
  * complete question waits questionSilenceMs (0.6 ×). While the cue is still being worked out
- * at the usual end, the turn waits for it, at most cueWaitMs more.
+ * at the usual end, the turn waits for it, at most cueWaitMs more. At recheckSilenceMs the words
+ * are asked again (`pause_recheck`): if they changed, the recogniser is still unsure of what it
+ * heard (a mis-heard "um" or "the" comes back as one word, then another), and the pause is held
+ * as incomplete (setRecheck); the turn waits for that answer too.
  */
 
 export const DEFAULT_TURN_END_THRESHOLD = 0.45;
@@ -46,6 +49,8 @@ export interface EndpointerOptions {
   questionSilenceMs: number;
   /** Longest extra wait for a cue still being recognised at the usual end. */
   cueWaitMs: number;
+  /** Silence at which the probe's words are asked again (setRecheck); 0 disables. */
+  recheckSilenceMs: number;
   /** The lexical cue is on: a probe's words set it (setCue), and the turn waits for them. */
   lexical: boolean;
 }
@@ -67,6 +72,7 @@ export function endpointerOptions(threshold?: number, eager = false, lexical = t
     incompleteSilenceMs: Math.min(MAX_INCOMPLETE_SILENCE_MS, endSilenceMs * 5),
     questionSilenceMs: Math.max(MIN_QUESTION_SILENCE_MS, Math.round((endSilenceMs * 0.6) / VAD_FRAME_MS) * VAD_FRAME_MS),
     cueWaitMs: CUE_WAIT_MS,
+    recheckSilenceMs: lexical ? PROBE_SILENCE_MS + RECHECK_AFTER_MS : 0,
   };
 }
 
@@ -74,6 +80,8 @@ const PROBE_SILENCE_MS = 100;
 const MAX_INCOMPLETE_SILENCE_MS = 2500;
 const MIN_QUESTION_SILENCE_MS = 120;
 const CUE_WAIT_MS = 500;
+/** 60 ms after the probe: measured on the corpus, the partial of a mis-heard pause changes by then. */
+const RECHECK_AFTER_MS = 60;
 
 export interface SpeechMeasure {
   voicedMs: number;
@@ -89,6 +97,7 @@ export type EndpointEvent =
   | { type: 'speech_sustained' }
   /** silentMs: the silence so far, i.e. how many frames ago the last voiced one was. */
   | { type: 'pause_probe'; silentMs: number }
+  | { type: 'pause_recheck'; silentMs: number }
   | { type: 'speech_resumed' }
   /** silentMs: the trailing silence counted, i.e. how many frames ago the last voiced one was. */
   | { type: 'turn_end'; voicedMs: number; silentMs: number }
@@ -103,6 +112,8 @@ export class Endpointer {
   private confirmed = false;
   private sustained = false;
   private probeFired = false;
+  private recheckFired = false;
+  private rechecked = false;
   private cue: TurnCue | undefined;
   /** Running loudness of the segment's voiced frames (dBFS), for the tail check. */
   private voicedLevel: number | undefined;
@@ -130,7 +141,14 @@ export class Endpointer {
 
   /** The lexical cue of the probe in flight (ignored once speech has resumed). */
   setCue(cue: TurnCue): void {
-    if (this.inSegment && this.probeFired) this.cue = cue;
+    if (this.inSegment && this.probeFired && !this.rechecked) this.cue = cue;
+  }
+
+  /** The recheck's answer: `changed` words hold the pause as incomplete. */
+  setRecheck(changed: boolean): void {
+    if (!this.inSegment || !this.recheckFired || this.rechecked) return;
+    this.rechecked = true;
+    if (changed) this.cue = 'incomplete';
   }
 
   /** Silence needed to end the turn now (after a cue, or the usual end). */
@@ -165,6 +183,8 @@ export class Endpointer {
         this.confirmed = false;
         this.sustained = false;
         this.probeFired = false;
+        this.recheckFired = false;
+        this.rechecked = false;
         this.cue = undefined;
         this.voicedLevel = undefined;
         this.voicedPower = 0;
@@ -185,6 +205,8 @@ export class Endpointer {
       }
       if (this.probeFired) {
         this.probeFired = false;
+        this.recheckFired = false;
+        this.rechecked = false;
         this.cue = undefined;
         events.push({ type: 'speech_resumed' });
       }
@@ -197,7 +219,11 @@ export class Endpointer {
       this.probeFired = true;
       events.push({ type: 'pause_probe', silentMs: this.silentMs });
     }
-    const cuePending = o.lexical && this.probeFired && this.cue === undefined;
+    if (o.recheckSilenceMs > 0 && this.probeFired && !this.recheckFired && this.silentMs >= o.recheckSilenceMs) {
+      this.recheckFired = true;
+      events.push({ type: 'pause_recheck', silentMs: this.silentMs });
+    }
+    const cuePending = o.lexical && this.probeFired && (this.cue === undefined || (this.recheckFired && !this.rechecked));
     if (this.silentMs >= this.requiredSilenceMs && (!cuePending || this.silentMs >= o.endSilenceMs + o.cueWaitMs)) {
       this.inSegment = false;
       const voicedMs = this.voicedMs;
@@ -215,6 +241,8 @@ export class Endpointer {
     this.confirmed = false;
     this.sustained = false;
     this.probeFired = false;
+    this.recheckFired = false;
+    this.rechecked = false;
     this.cue = undefined;
   }
 

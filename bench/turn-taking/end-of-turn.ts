@@ -5,7 +5,7 @@ import { VAD_FRAME_MS, VAD_FRAME_SAMPLES, type VadFactory } from '../../media/va
 import { vadFrames } from '../../media/testing/vad-frames.ts';
 import { concat, roomTone } from '../../media/testing/audio-stream.ts';
 import type { SpeechToText } from '../../session/providers/asr.ts';
-import { lexicalCue } from '../../session/voice/lexical-cue.ts';
+import { lexicalCue, words } from '../../session/voice/lexical-cue.ts';
 import type { Split, TurnClip } from '../turn-corpus/corpus.ts';
 
 /**
@@ -26,11 +26,8 @@ export interface EotSystem {
   lexical: boolean;
   /** The words → cue rule (default: the product's lexicalCue). */
   cue?: (text: string) => TurnCue;
-  /**
-   * An experiment, not the product (eot-only.ts, TURN_RECHECK_FRAMES): the words are asked again
-   * this many silent frames after the probe, and if they changed the pause is held as incomplete.
-   */
-  recheckFrames?: number;
+  /** false: the rules before the recheck (its answer is "unchanged" at once). */
+  recheck?: boolean;
 }
 
 export interface EotResult {
@@ -139,10 +136,16 @@ async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: 
   let segment: Int16Array[] = [];
   let segmentStart = 0;
   let cue: { atFrame: number; value: TurnCue } | undefined;
+  let recheck: { atFrame: number; changed: boolean } | undefined;
+  let probe: { frame: number; text: string } | undefined;
   for (const [i, { frame, speech }] of frames.entries()) {
     if (cue && i >= cue.atFrame) {
       endpointer.setCue(cue.value);
       cue = undefined;
+    }
+    if (recheck && i >= recheck.atFrame) {
+      endpointer.setRecheck(recheck.changed);
+      recheck = undefined;
     }
     if (endpointer.active) segment.push(frame);
     for (const event of endpointer.push(frame, speech, rmsDbfs(frame))) {
@@ -152,16 +155,20 @@ async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: 
       } else if (event.type === 'pause_probe') {
         const decoded = await probes.decode(`${system.vad.provider}|${clip.id}|${segmentStart}|${i}`, segment);
         cue = { atFrame: i + Math.ceil(decoded.latencyMs / VAD_FRAME_MS), value: cueOf(decoded.text) };
-        const k = system.recheckFrames;
-        let again: string | undefined;
-        if (k) {
-          const later = await probes.decode(`${system.vad.provider}|${clip.id}|${segmentStart}|${i}|+${k}`, [...segment, ...frames.slice(i + 1, i + 1 + k).map((f) => f.frame)]);
-          again = later.text;
-          cue = { atFrame: i + k + Math.ceil(later.latencyMs / VAD_FRAME_MS), value: later.text === decoded.text ? cue.value : 'incomplete' };
+        probe = { frame: i, text: decoded.text };
+        trace?.({ clip: clip.id, threshold, probeMs: i * VAD_FRAME_MS - LEAD_MS, latencyMs: Math.round(decoded.latencyMs), text: decoded.text, cue: cue.value });
+      } else if (event.type === 'pause_recheck') {
+        if (system.recheck === false || !probe) {
+          endpointer.setRecheck(false);
+          continue;
         }
-        trace?.({ clip: clip.id, threshold, probeMs: i * VAD_FRAME_MS - LEAD_MS, latencyMs: Math.round(decoded.latencyMs), text: decoded.text, again, cue: cue.value });
+        const again = await probes.decode(`${system.vad.provider}|${clip.id}|${segmentStart}|${probe.frame}|+${i - probe.frame}`, segment);
+        const changed = words(again.text).join(' ') !== words(probe.text).join(' ');
+        recheck = { atFrame: i + Math.ceil(again.latencyMs / VAD_FRAME_MS), changed };
+        trace?.({ clip: clip.id, threshold, recheckMs: i * VAD_FRAME_MS - LEAD_MS, text: again.text, changed });
       } else if (event.type === 'speech_resumed') {
         cue = undefined;
+        recheck = undefined;
       } else if (event.type === 'turn_end') {
         ends.push(((i + 1) * VAD_FRAME_SAMPLES * 1000) / 16000);
         trace?.({ clip: clip.id, threshold, turnEndMs: (i + 1) * VAD_FRAME_MS - LEAD_MS, pauses: clip.pauses.map((p) => [Math.round(p.atSample / 16), p.ms]), endMs: Math.round(clip.endSample / 16) });

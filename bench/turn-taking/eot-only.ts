@@ -10,7 +10,6 @@ import { forSplit, ProbeRecogniser, runEndOfTurn, type EotResult } from './end-o
  * TURN_THRESHOLDS=0.45,0.3 (default 0.45); TURN_PROBE_CACHE=/tmp/probes.json keeps the probes'
  * words between runs; TURN_PROBE_LATENCY_MS=n pretends each took n ms; TURN_TRACE=1 prints each
  * probe and turn end as a JSON line; TURN_EOT_PARALLEL=n replays n clips at once (default 1);
- * TURN_RECHECK_FRAMES=n tries asking the words again n frames later (end-of-turn.ts, recheckFrames);
  * TURN_CORPUS_CACHE=dir keeps the synthesised speech; TURN_SPLIT=tuning|heldout replays one half only. Figures for the tuning half, the held-out
  * half and the whole. The figures to report come from `npm run bench -- turn-taking`.
  */
@@ -24,8 +23,7 @@ const trace = process.env.TURN_TRACE ? (line: Record<string, unknown>) => consol
 const parallel = Number(process.env.TURN_EOT_PARALLEL ?? 1);
 const only = process.env.TURN_SPLIT;
 const clips = only ? corpus.turns.filter((c) => c.split === only) : corpus.turns;
-const recheckFrames = Number(process.env.TURN_RECHECK_FRAMES ?? 0);
-const results = await runEndOfTurn({ name: 'silero + lexical cue', vad: await createSileroFactory(), lexical: true, recheckFrames }, clips, thresholds, probes, trace, parallel);
+const results = await runEndOfTurn({ name: 'silero + lexical cue', vad: await createSileroFactory(), lexical: true }, clips, thresholds, probes, trace, parallel);
 probes.save();
 await stt.close();
 for (const r of results) {

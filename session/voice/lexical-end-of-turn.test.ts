@@ -45,6 +45,25 @@ describe('lexical end of turn', () => {
     expect(client.all('asr')).toHaveLength(1);
   });
 
+  it('words the recogniser revises a moment into the pause (the recheck) hold it: one turn', async () => {
+    const first = 'i would like a table for two';
+    const heard = clipTranscriber({ [first]: clip.subarray(0, CUT), [AFTER]: clip.subarray(CUT) });
+    // Up to the pause alone, its last word changes once 130 ms of quiet follow it: the probe (at
+    // 100 ms) hears "two", the recheck (at 160 ms) "you". Either alone ends the turn as usual.
+    const revising = (audio: Int16Array): string => {
+      const text = heard(audio);
+      let quiet = audio.length;
+      while (quiet > 0 && Math.abs(audio[quiet - 1]!) < 200) quiet -= 1;
+      return text === first && (audio.length - quiet) / 16 > 130 ? 'i would like a table for you' : text;
+    };
+    const { client } = openVoiceSession({ transcriber: revising, partials: true });
+    await speak(client, concat(roomTone(200), clip, roomTone(1600)));
+    const asr = await client.waitFor('asr');
+    expect(asr.text).toBe(`${first} ${AFTER}`);
+    await client.waitFor('done', (f) => f.turn_id === asr.turn_id);
+    expect(client.all('asr')).toHaveLength(1);
+  });
+
   it('without partial transcripts the cue is off: the same pause ends the turn', async () => {
     const { client } = openVoiceSession({ transcriber, partials: false });
     await speak(client, concat(roomTone(200), clip, roomTone(1600)));

@@ -6,7 +6,7 @@ import { SilenceMonitor, type SilentMicWarning } from '../../media/silence-monit
 import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE, type VadFactory, type VoiceActivityDetector } from '../../media/vad.ts';
 import type { SpeechToText, TranscriptionStream } from '../providers/asr.ts';
 import { FrameArrivals, type TurnEndTiming } from './frame-arrivals.ts';
-import { lexicalCue } from './lexical-cue.ts';
+import { lexicalCue, words as wordsOf } from './lexical-cue.ts';
 
 export interface VoiceInputEvents {
   /** Sound opened a speech segment (the moment a reply pauses). */
@@ -54,6 +54,8 @@ export class VoiceInput {
   private probe: Promise<string> | undefined;
   /** Bumped when speech resumes, so a late probe result never sets the cue of newer speech. */
   private probeEpoch = 0;
+  /** The last probe's words, for the recheck a moment later. */
+  private probeText: Promise<string> | undefined;
   private readonly arrivals = new FrameArrivals();
   /** When the last speech segment began (the arrival of its first voiced frame). */
   speechOnsetAt: number | undefined;
@@ -143,6 +145,9 @@ export class VoiceInput {
         case 'pause_probe':
           this.startProbe(this.arrivals.turnEnd(event.silentMs, performance.now()));
           break;
+        case 'pause_recheck':
+          this.recheck();
+          break;
         case 'speech_resumed':
           this.probe = undefined;
           this.probeEpoch += 1;
@@ -185,12 +190,36 @@ export class VoiceInput {
       words = this.finishAsr();
       this.probe = words;
     }
+    this.probeText = words;
     // A failed probe settles the cue as neutral: the turn ends on the usual silence.
     words.then(
       (text) => this.cue(epoch, lexicalCue(text)),
       () => this.cue(epoch, 'neutral'),
     );
     this.events.onProbe(timing, words);
+  }
+
+  /**
+   * The words asked again a moment into the pause: if they changed, the recogniser is unsure of
+   * what it heard, and the pause is held (Endpointer.setRecheck). Without partial results, or if
+   * either answer fails, nothing changes.
+   */
+  private recheck(): void {
+    const epoch = this.probeEpoch;
+    const stream = this.asr;
+    const first = this.probeText;
+    if (!stream?.partial || !first) {
+      this.endpointer.setRecheck(false);
+      return;
+    }
+    Promise.all([first, stream.partial()]).then(
+      ([a, b]) => this.rechecked(epoch, wordsOf(a).join(' ') !== wordsOf(b).join(' ')),
+      () => this.rechecked(epoch, false),
+    );
+  }
+
+  private rechecked(epoch: number, changed: boolean): void {
+    if (epoch === this.probeEpoch && !this.closed) this.endpointer.setRecheck(changed);
   }
 
   private cue(epoch: number, cue: TurnCue): void {

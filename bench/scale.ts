@@ -1,3 +1,4 @@
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { mintScopedKey } from '../signaling/keys/scoped-key.ts';
 import { deploymentEnv, type DeploymentEnv } from '../signaling/testing/deployment.ts';
@@ -76,7 +77,8 @@ async function open(env: DeploymentEnv, url: string, count: number): Promise<Ben
 
 const WT_SESSIONS = 100;
 const WT_TURNS = 10;
-const WT_RATE = 250;
+/** Turns per second offered to each server (SCALE_WT_RATE). */
+const WT_RATE = Number(process.env.SCALE_WT_RATE ?? 250);
 /** Windows, every server loaded at once; the first warms the servers up (JIT) and is discarded. */
 const WT_ROUNDS = Number(process.env.SCALE_WT_ROUNDS ?? 6);
 
@@ -105,10 +107,12 @@ async function writeThroughCost(env: DeploymentEnv): Promise<Row[]> {
   const started: ChildServer[] = [];
   // SCALE_WT_AA=1 adds a second memory-stash server: the noise floor of the comparison (A/A).
   const aa = Boolean(process.env.SCALE_WT_AA);
-  const envs = [without, ...(aa ? [without] : []), serverEnv(env)];
+  // SCALE_WT_WINDOWS=0,5 gives one Redis server per RESUME_WRITE_WINDOW_MS value (default 0 only).
+  const windowsMs = (process.env.SCALE_WT_WINDOWS ?? '0').split(',').map(Number);
+  const envs = [without, ...(aa ? [without] : []), ...windowsMs.map((w) => ({ ...serverEnv(env), RESUME_WRITE_WINDOW_MS: String(w) }))];
   for (const e of envs) started.push(await ChildServer.start({ env: e, startTimeoutMs: 60_000 }));
   if (base) started.push(await ChildServer.start({ env: serverEnv(env), repo: base.dir, startTimeoutMs: 60_000 }));
-  const labels = ['memory stash', ...(aa ? ['memory stash again'] : []), 'Redis', ...(base ? [`Redis at ${base.ref} (${base.sha.slice(0, 7)})`] : [])];
+  const labels = ['memory stash', ...(aa ? ['memory stash again'] : []), ...windowsMs.map((w) => (w === 0 ? 'Redis' : `Redis, ${w} ms window`)), ...(base ? [`Redis at ${base.ref} (${base.sha.slice(0, 7)})`] : [])];
   const sides: Side[] = started.map((server, i) => ({ label: labels[i]!, server, mainMs: 0, allMs: 0, turns: 0, ends: [], perWindow: [] }));
   const load = new LoadMeter(() => started.reduce((a, s) => a + s.cpuMs(), 0));
   try {
@@ -143,7 +147,7 @@ async function writeThroughCost(env: DeploymentEnv): Promise<Row[]> {
   const perRound = (s: Side) => s.perWindow.map((x, i) => (x / plain.perWindow[i]! - 1) * 100);
   const spread = (xs: number[]) => `per window ${round(Math.min(...xs), 1)} to ${round(Math.max(...xs), 1)} %, median ${round(median(xs), 1)} %`;
   const windows = (s: Side) => s.perWindow.map((x) => round(x, 0)).join(', ');
-  const shape = `${WT_SESSIONS} sessions × ${WT_TURNS} turns at ${WT_RATE} turns/s offered per window, ${WT_ROUNDS - 1} kept windows, all servers loaded at once (each with its own clients); local model at 0 ms/word; load generator ${load.clientCores.toFixed(2)} cores, other processes on the machine ${load.foreignCores.toFixed(2)} cores`;
+  const shape = `${WT_SESSIONS} sessions × ${WT_TURNS} turns at ${WT_RATE} turns/s offered per window, ${WT_ROUNDS - 1} kept windows, all servers loaded at once (each with its own clients); local model at 0 ms/word; load generator ${load.clientCores.toFixed(2)} cores, other processes on the machine ${load.foreignCores.toFixed(2)} cores, load average at the end ${loadavg()[0]!.toFixed(1)}`;
   const all = sides.map((s) => s.label).join(' / ');
   const rows: Row[] = [
     { benchmark: name, metric: `write-through: server event-loop CPU per text turn, ${all}`, value: sides.map((s) => us(s.mainMs, s.turns)).join(' / '), unit: 'µs', note: `per window: ${sides.map(windows).join(' and ')} µs; all threads ${sides.map((s) => us(s.allMs, s.turns)).join(' / ')} µs; ${shape}` },

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { StashEntry } from '../../../session/resume/snapshot.ts';
-import { entryFromParts, entryParts } from './entry-json.ts';
+import { entryFromParts, entryHead, messageJson, type EntryParts } from './entry-json.ts';
 
 const entry = (history: StashEntry['snapshot']['history'], instructions = 'be brief'): StashEntry => ({
   account: 'acme',
@@ -15,7 +15,13 @@ const entry = (history: StashEntry['snapshot']['history'], instructions = 'be br
   },
 });
 
-describe('entryParts', () => {
+/** The parts a full write sends. */
+function entryParts(e: StashEntry): EntryParts {
+  const head = entryHead(e);
+  return { ...head, history: head.history.map(messageJson) };
+}
+
+describe('entry JSON', () => {
   it('round-trips any entry (quotes, $ patterns, a tool named history, an empty history)', () => {
     const history = [
       { role: 'user' as const, content: 'say "history": [1] and $& or $1 \u2028 ✓' },

@@ -3,7 +3,7 @@ import type { StashEntry } from '../../../session/resume/snapshot.ts';
 import type { SessionSettings } from '../../../session/settings.ts';
 
 /** Messages already serialized, by identity: a history message is never changed once written. */
-const messageJson = new WeakMap<object, string>();
+const messageCache = new WeakMap<object, string>();
 /**
  * A session's settings serialized, with the top-level values it was made from: settings change
  * only by replacing a top-level value (live-settings.ts, tool-desk.ts), never inside one.
@@ -21,10 +21,14 @@ export interface EntryParts {
   history: string[];
 }
 
-export function entryParts(entry: StashEntry): EntryParts {
+/** The parts but the history's messages, left for the caller to serialize only those it sends. */
+export type EntryHead = Omit<EntryParts, 'history'> & { history: ChatMessage[] };
+
+export function entryHead(entry: StashEntry): EntryHead {
   const { history, settings, ...rest } = entry.snapshot;
-  return { meta: JSON.stringify({ account: entry.account, sessionId: entry.sessionId, snapshot: rest }), settings: settingsOf(settings), history: history.map(messageOf) };
+  return { meta: JSON.stringify({ account: entry.account, sessionId: entry.sessionId, snapshot: rest }), settings: settingsOf(settings), history };
 }
+
 
 /** The entry back from its parts. */
 export function entryFromParts(parts: EntryParts): StashEntry {
@@ -34,11 +38,12 @@ export function entryFromParts(parts: EntryParts): StashEntry {
   return entry;
 }
 
-function messageOf(message: ChatMessage): string {
-  let json = messageJson.get(message);
+/** A history message's JSON, made once per message object. */
+export function messageJson(message: ChatMessage): string {
+  let json = messageCache.get(message);
   if (json === undefined) {
     json = JSON.stringify(message);
-    messageJson.set(message, json);
+    messageCache.set(message, json);
   }
   return json;
 }

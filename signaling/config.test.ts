@@ -107,12 +107,6 @@ describe('loadConfig', () => {
     expect(rejection({ SESSION_LEASE_MS: '10' }).message).toContain('SESSION_LEASE_MS');
   });
 
-  it('RESUME_WRITE_WINDOW_MS: 0 by default (each write-through at the end of its event-loop turn), at most 10 ms', () => {
-    expect(loadConfig({}).RESUME_WRITE_WINDOW_MS).toBe(0);
-    expect(loadConfig({ RESUME_WRITE_WINDOW_MS: '5' }).RESUME_WRITE_WINDOW_MS).toBe(5);
-    for (const bad of ['11', '-1', '2.5', 'soon']) expect(rejection({ RESUME_WRITE_WINDOW_MS: bad }).message).toContain('RESUME_WRITE_WINDOW_MS');
-  });
-
   it('treats empty variables as unset', () => {
     const config = loadConfig({ PORT: '', HOST: '', MAX_SESSIONS: '' });
     expect(config.PORT).toBe(8080);

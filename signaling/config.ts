@@ -255,12 +255,6 @@ export const ConfigSchema = z.object({
   REDIS_KEY_PREFIX: z.string().min(1).max(100).default('parley:'),
   /** A live session's lease in the shared registry: a crashed process's sessions vanish within it. */
   SESSION_LEASE_MS: z.coerce.number().int().min(300).max(600_000).default(15_000),
-  /**
-   * With Redis: a turn end's write-through waits up to this long to share one Redis call with
-   * other sessions' (0: it goes at the end of its event-loop turn). Bounded: a crash loses the
-   * turns completed within it.
-   */
-  RESUME_WRITE_WINDOW_MS: z.coerce.number().int().min(0).max(10).default(0),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

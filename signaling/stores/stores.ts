@@ -45,7 +45,7 @@ export interface Stores {
   close(): Promise<void>;
 }
 
-export type StoreConfig = Pick<Config, 'DATA_DIR' | 'DATABASE_URL' | 'REDIS_URL' | 'REDIS_KEY_PREFIX' | 'RESUME_TTL_S' | 'RESUME_WRITE_WINDOW_MS' | 'SESSION_LEASE_MS' | 'REPORTS_MAX_BYTES' | 'REPORTS_MAX_ROWS'>;
+export type StoreConfig = Pick<Config, 'DATA_DIR' | 'DATABASE_URL' | 'REDIS_URL' | 'REDIS_KEY_PREFIX' | 'RESUME_TTL_S' | 'SESSION_LEASE_MS' | 'REPORTS_MAX_BYTES' | 'REPORTS_MAX_ROWS'>;
 
 /** How long the start waits for Redis before serving without it (degraded, logged). */
 const REDIS_START_WAIT_MS = 3000;
@@ -72,7 +72,7 @@ export async function createStores(config: StoreConfig, log: StoreLog): Promise<
       const connection = new RedisConnection(config.REDIS_URL, config.REDIS_KEY_PREFIX, log);
       redis = connection;
       await connection.waitReady(REDIS_START_WAIT_MS);
-      stash = new RedisResumeStash(connection, ttlMs, config.RESUME_WRITE_WINDOW_MS);
+      stash = new RedisResumeStash(connection, ttlMs);
       live = new RedisLiveSessions(connection, instance, config.SESSION_LEASE_MS);
       checks.push({ name: 'redis', check: async () => connection.ready });
     }

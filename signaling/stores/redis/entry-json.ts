@@ -2,8 +2,6 @@ import type { ChatMessage } from '../../../session/providers/llm.ts';
 import type { StashEntry } from '../../../session/resume/snapshot.ts';
 import type { SessionSettings } from '../../../session/settings.ts';
 
-/** Messages already serialized, by identity: a history message is never changed once written. */
-const messageCache = new WeakMap<object, string>();
 /**
  * A session's settings serialized, with the top-level values it was made from: settings change
  * only by replacing a top-level value (live-settings.ts, tool-desk.ts), never inside one.
@@ -12,8 +10,8 @@ const settingsJson = new WeakMap<object, { values: unknown[]; json: string }>();
 
 /**
  * A stash entry as Redis keeps it: the history as one JSON text per message and the settings as
- * one (so a conversation written through at every turn end serializes, and sends, only what
- * changed), and the rest (open calls, the owner) as one JSON text.
+ * one (so a conversation written through at every turn end sends only what changed), and the
+ * rest (open calls, the owner) as one JSON text.
  */
 export interface EntryParts {
   meta: string;
@@ -38,14 +36,13 @@ export function entryFromParts(parts: EntryParts): StashEntry {
   return entry;
 }
 
-/** A history message's JSON, made once per message object. */
+/**
+ * A history message's JSON. Not cached: a turn end serializes only its new messages
+ * (history-sync.ts), and a cache keyed by message objects (a WeakMap entry per message) costs the
+ * garbage collector more than the rare full rewrite saves.
+ */
 export function messageJson(message: ChatMessage): string {
-  let json = messageCache.get(message);
-  if (json === undefined) {
-    json = JSON.stringify(message);
-    messageCache.set(message, json);
-  }
-  return json;
+  return JSON.stringify(message);
 }
 
 function settingsOf(settings: SessionSettings): string {

@@ -16,14 +16,12 @@ type PendingSave = { token: string; owner: string; head: EntryHead; args: Array<
 /**
  * The resume stash in Redis, shared by every process: a client dropped from one process resumes
  * on any other. A conversation is written through at every turn end, so a save sends only what
- * changed since this process's last write for the token (history-sync.ts), each message's JSON
- * made once (entry-json.ts). Saves made in one turn of the event loop go to Redis in one script
- * call at its end (setImmediate): no delay is added, and the busier the process, the more saves
- * share one call. With `windowMs` (RESUME_WRITE_WINDOW_MS) the saves of that many milliseconds
- * share one: a round trip is most of a save's cost, and on a lightly loaded process each save
- * would otherwise make its own; a crash loses the turns completed within the window. What cannot
- * reach Redis is held here and written in full when it answers again: saves (a later take still
- * sees them, within their window), discards, and the
+ * changed since this process's last write for the token (history-sync.ts), and serializes only
+ * the messages it sends. Saves made in one turn of the event loop go to Redis in one script call
+ * at its end (setImmediate): no delay is added, and the busier the process, the more saves share
+ * one call. (A longer window, 5 to 50 ms, was measured and saved no CPU, and it is turns a crash
+ * loses: bench/results-scale.md.) What cannot reach Redis is held here and written in full when
+ * it answers again: saves (a later take still sees them, within their window), discards, and the
  * undoing of a take whose answer was lost (a timeout is no proof it did not happen). Takes need
  * Redis and fail with StoreUnavailableError meanwhile, so a client retries rather than losing
  * its conversation.
@@ -36,13 +34,11 @@ export class RedisResumeStash implements ResumeStash {
   private readonly sync = new HistorySync<ChatMessage>(messageJson);
   private readonly scripts;
   private batch: PendingSave[] = [];
-  private batchTimer: { cancel(): void } | undefined;
+  private batchTimer: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly redis: RedisConnection,
     private readonly ttlMs: number,
-    /** How long a save may wait to share a call with others (0: to the end of its event-loop turn). */
-    private readonly windowMs = 0,
   ) {
     this.scripts = {
       save: redis.script('parleyStashSave', SAVE),
@@ -61,13 +57,13 @@ export class RedisResumeStash implements ResumeStash {
     const args = [write.tail.length, owner, head.meta, write.settings, write.expect, write.mark, write.keep, ...write.tail];
     return new Promise((resolve) => {
       this.batch.push({ token, owner, head, args, resolve });
-      this.batchTimer ??= this.later(() => void this.flushBatch());
+      this.batchTimer ??= setImmediate(() => void this.flushBatch());
     });
   }
 
   /** Sends the gathered saves; those Redis did not answer are held for its return. */
   private async flushBatch(): Promise<void> {
-    this.batchTimer?.cancel();
+    clearImmediate(this.batchTimer);
     this.batchTimer = undefined;
     const batch = this.batch;
     this.batch = [];
@@ -98,15 +94,6 @@ export class RedisResumeStash implements ResumeStash {
         pending.resolve(reply === 1 ? 'saved' : 'taken');
       }
     }
-  }
-
-  private later(flush: () => void): { cancel(): void } {
-    if (this.windowMs === 0) {
-      const immediate = setImmediate(flush);
-      return { cancel: () => clearImmediate(immediate) };
-    }
-    const timer = setTimeout(flush, this.windowMs);
-    return { cancel: () => clearTimeout(timer) };
   }
 
   /** A take, discard or give-back of a token must come after its gathered saves. */

@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { adapterAlone, type AloneFigures } from './lib/adapter-alone.ts';
 import { baseline } from './lib/baseline.ts';
 import { closeSessions, openSessions, type BenchSession } from './lib/bench-client.ts';
 import { ChildServer } from './lib/child-server.ts';
@@ -31,6 +33,7 @@ import type { Row } from './types.ts';
 export const name = 'text-adapter';
 
 const INPUT = 'hello';
+const REPO = fileURLToPath(new URL('..', import.meta.url));
 const TURNS_PER_SESSION = 20;
 const SEQUENTIAL_BLOCKS = 12;
 const CONCURRENT = 1000;
@@ -73,6 +76,8 @@ export async function run(): Promise<Row[]> {
   const paths = Object.keys(servers) as PathName[];
   const server = (path: PathName): ChildServer => servers[path] as ChildServer;
   try {
+    progress('text-adapter: the adapter alone in this process (this tree' + (base ? ` and ${base.ref}` : '') + '), alternating blocks');
+    const alone = await adapterAlone(baseUrl, { 'this tree': REPO, ...(base ? { [`baseline ${base.ref}`]: base.dir } : {}) });
     for (const path of paths) await settleAfterStart(server(path));
     const figures = Object.fromEntries(paths.map((path) => [path, empty(server(path), path === 'baseline' ? `baseline ${base?.ref} adapter` : path)])) as Record<PathName, PathFigures>;
     for (let block = 0; block < SEQUENTIAL_BLOCKS; block += 1) {
@@ -97,7 +102,7 @@ export async function run(): Promise<Row[]> {
     }
     for (let r = 0; r < 2; r += 1) for (const path of order(paths, r)) await saturate(server(path), figures[path]);
     await new Promise((r) => setTimeout(r, 500)); // the fake flushes its stamps every 200 ms
-    return rows(figures, readStamps(stampsFile));
+    return [...rows(figures, readStamps(stampsFile)), ...aloneRows(alone)];
   } finally {
     await Promise.all([...paths.map((path) => server(path).stop()), fake.stop()]);
     rmSync(stampDir, { recursive: true, force: true });
@@ -238,4 +243,20 @@ function rows(figures: Record<PathName, PathFigures>, stamps: ReadonlyMap<string
     );
   }
   return out;
+}
+
+function aloneRows(alone: readonly AloneFigures[]): Row[] {
+  const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const [self, other] = alone;
+  if (!self) return [];
+  const blocks = (f: AloneFigures): string => f.cpuUsPerReply.map((x) => Math.round(x)).join(', ');
+  return [
+    {
+      benchmark: name,
+      metric: 'adapter alone: CPU per streamed reply, this tree',
+      value: Math.round(mean(self.cpuUsPerReply)),
+      unit: 'µs',
+      note: `OpenAiLanguageModel.stream in the bench process against the fake in its own, main-thread CPU per reply (request, SSE, events; no session or WebSocket), blocks of 100: ${blocks(self)}${other ? `; ${other.label} in alternating blocks of the same run: ${Math.round(mean(other.cpuUsPerReply))} µs (${blocks(other)}), ratio ${round(mean(self.cpuUsPerReply) / mean(other.cpuUsPerReply), 2)}` : ''}`,
+    },
+  ];
 }

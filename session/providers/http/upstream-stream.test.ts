@@ -125,7 +125,8 @@ describe('Upstream.stream', () => {
     handler = () => {}; // never answers
     const serverClosed = expectClose();
     const controller = new AbortController();
-    const pending = upstream(rawUrl).stream(chat(controller.signal), new RecordingSink());
+    // A first-byte timeout far beyond the test's own: only the abort can settle this in time.
+    const pending = upstream(rawUrl, { firstByteMs: 60_000 }).stream(chat(controller.signal), new RecordingSink());
     setTimeout(() => controller.abort(), 50);
     expect(await pending).toBeUndefined();
     await serverClosed;

@@ -43,6 +43,11 @@ describe('SseParser', () => {
     }
   });
 
+  it('joins multi-line data across CRLF line ends, wherever a read splits the CR from its LF', () => {
+    const crlf = 'data: one\r\ndata: two\r\n\r\ndata: three\r\n\r\n';
+    for (const pieces of everySplit(crlf)) expect(parse(pieces)).toEqual(['one\ntwo', 'three']);
+  });
+
   it('treats a lone CR as a line end, also when the CR ends one read and LF starts the next', () => {
     const cr = 'data: a\r\rdata: b\r\n\r\n';
     for (const pieces of everySplit(cr)) expect(parse(pieces)).toEqual(['a', 'b']);

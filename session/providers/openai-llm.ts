@@ -68,9 +68,16 @@ export class OpenAiLanguageModel implements LanguageModel {
       reader,
     );
     if (!handle) return;
-    let complete = false;
+    // Once [DONE] is in, only the chunked terminator is left: the body is let run to its end (so
+    // the connection goes back to the pool) whatever the consumer does next. Before that, an
+    // abort, an error or a consumer that stopped early cuts the request.
+    let released = false;
     try {
       for (;;) {
+        if (reader.finished && !released) {
+          handle.release();
+          released = true;
+        }
         for (let event = reader.next(); event !== undefined; event = reader.next()) {
           yield event;
           if (signal.aborted) return;
@@ -80,13 +87,8 @@ export class OpenAiLanguageModel implements LanguageModel {
         if (reader.aborted || signal.aborted) return;
         await reader.wait();
       }
-      complete = true;
     } finally {
-      // After [DONE] the rest of the body (the chunked terminator) is read on so the connection
-      // goes back to the pool; otherwise (an abort, an error, a consumer that stopped early) the
-      // request is cut.
-      if (complete) handle.release();
-      else handle.abort(STOPPED);
+      if (!released) handle.abort(STOPPED);
     }
   }
 

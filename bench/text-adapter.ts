@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -63,6 +63,7 @@ const nextInput = (): string => `hello t${(turnCounter += 1)}`;
 export async function run(): Promise<Row[]> {
   const base = baseline();
   progress(`text-adapter: starting the fake OpenAI-compatible server and ${base ? 3 : 2} servers (local, adapter${base ? `, baseline ${base.ref} adapter` : ''})`);
+  const loadAtStart = loadavg()[0] as number;
   const stampDir = mkdtempSync(join(tmpdir(), 'parley-stamps-'));
   const stampsFile = join(stampDir, 'stamps.tsv');
   const fake = await ChildServer.start({ script: 'bench/lib/fake-openai-process.ts', env: { BENCH_FAKE_STAMPS: stampsFile } });
@@ -102,7 +103,8 @@ export async function run(): Promise<Row[]> {
     }
     for (let r = 0; r < 2; r += 1) for (const path of order(paths, r)) await saturate(server(path), figures[path]);
     await new Promise((r) => setTimeout(r, 500)); // the fake flushes its stamps every 200 ms
-    return [...rows(figures, readStamps(stampsFile)), ...aloneRows(alone)];
+    const load = `load average (1 min) ${loadAtStart.toFixed(1)} at the start, ${(loadavg()[0] as number).toFixed(1)} at the end`;
+    return [...rows(figures, readStamps(stampsFile), load), ...aloneRows(alone)];
   } finally {
     await Promise.all([...paths.map((path) => server(path).stop()), fake.stop()]);
     rmSync(stampDir, { recursive: true, force: true });
@@ -182,7 +184,7 @@ async function saturate(server: ChildServer, f: PathFigures): Promise<void> {
   }
 }
 
-function rows(figures: Record<PathName, PathFigures>, stamps: ReadonlyMap<string, [bigint, bigint]>): Row[] {
+function rows(figures: Record<PathName, PathFigures>, stamps: ReadonlyMap<string, [bigint, bigint]>, load: string): Row[] {
   const out: Row[] = [];
   const local = figures.local;
   const cpuTurn = (f: PathFigures): number => (f.seqCpuMs * 1000) / f.seq.length;
@@ -193,7 +195,7 @@ function rows(figures: Record<PathName, PathFigures>, stamps: ReadonlyMap<string
   const minusFake = (splits: readonly TurnSplit[]): number[] => splits.map((x) => x.requestMs + x.responseMs);
   const localV50 = percentile(local.seqVoice, 50);
   const localAdded = percentile(latencies(local.seq), 50) - localV50;
-  const sideBySide = `side by side in one run: server children (local model; openai adapter${figures.baseline ? `; ${figures.baseline.label}` : ''} → fake server in another process), rotating blocks of ${TURNS_PER_SESSION} turns on fresh sessions`;
+  const sideBySide = `side by side in one run: server children (local model; openai adapter${figures.baseline ? `; ${figures.baseline.label}` : ''} → fake server in another process), rotating blocks of ${TURNS_PER_SESSION} turns on fresh sessions; ${load}`;
   for (const path of ['adapter', 'baseline'] as const) {
     const f = figures[path];
     if (!f) continue;

@@ -55,6 +55,7 @@ export class BodyHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+    if (statusCode < 200) return; // informational (103 Early Hints): the real answer follows
     this.status = statusCode;
     if (statusCode >= 200 && statusCode < 300) this.settle({ kind: 'ok' });
     else this.errorBody = [];

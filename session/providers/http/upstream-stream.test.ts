@@ -150,6 +150,19 @@ describe('Upstream.stream', () => {
     expect(sink.ended).toBe(true);
   });
 
+  it('an informational 103 before the answer is passed over: the 2xx body reaches the sink', async () => {
+    handler = (res) => {
+      res.writeEarlyHints({ link: '</style.css>; rel=preload' });
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end('data: [DONE]\n\n');
+    };
+    const sink = new RecordingSink();
+    expect(await upstream(rawUrl).stream(chat(new AbortController().signal), sink)).toBeDefined();
+    await sink.done;
+    expect(sink.ended).toBe(true);
+    expect(sink.text).toBe('data: [DONE]\n\n');
+  });
+
   it('no headers within firstByteMs: a timeout error, and the request is cut', async () => {
     handler = () => {};
     const serverClosed = expectClose();

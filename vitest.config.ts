@@ -1,9 +1,24 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Test files whose checks ride on real-time media: audio paced at 20 ms through Silero,
+ * pocketsphinx and flite, WebRTC peers, a browser playing what it hears. They run after
+ * everything else, one file at a time, so no other test competes with them for the 2 cores;
+ * the rest runs two files at a time (most of it waits on sockets and child processes).
+ */
+const realtime = [
+  'session/e2e/voice-*.test.ts',
+  'signaling/webrtc/**/*.test.ts',
+  'media/webrtc/worker-peer.test.ts',
+  'media/silero-vad.test.ts',
+  'client/e2e/**/*.test.ts',
+];
+
 export default defineConfig({
   test: {
     // werift/opus native modules misbehave when worker threads exit: keep tests in forks.
     pool: 'forks',
+    maxWorkers: 2,
     testTimeout: 20000,
     hookTimeout: 30000,
     env: { LOG_LEVEL: 'silent' },
@@ -20,7 +35,12 @@ export default defineConfig({
         test: {
           name: 'wire',
           include: ['signaling/**/*.test.ts', 'session/e2e/**/*.test.ts', 'media/**/*.test.ts', 'client/**/*.test.ts', 'bench/**/*.test.ts', 'deploy/**/*.test.ts', 'docs/**/*.test.ts'],
+          exclude: realtime,
         },
+      },
+      {
+        extends: true,
+        test: { name: 'realtime', include: realtime, maxWorkers: 1, sequence: { groupOrder: 1 } },
       },
     ],
     // `npx vitest run --coverage`: line coverage of the shipped code (tests and their kits aside).

@@ -15,6 +15,10 @@ import { APP_SOURCE, compile, installTarball, packRepository, readmeExamples, RE
  * supervisor stops a service. One file, because all of it needs the one build `npm pack` makes.
  */
 
+// Each test starts the installed package as a process (npm, a compiled example, `parley`): up to
+// the 60 s start-up allowance of spawnServerProcess on a busy machine, plus a turn and a drain.
+vi.setConfig({ testTimeout: 90_000 });
+
 const EXAMPLES = readdirSync(join(REPO, 'examples')).filter((name) => name.endsWith('.ts'));
 const scratch = mkdtempSync(join(tmpdir(), 'parley-package-'));
 const project = join(scratch, 'app');

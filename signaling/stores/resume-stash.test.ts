@@ -86,11 +86,13 @@ describe.each(stateEngines())('ResumeStash on $name', (engine) => {
   });
 
   it('entries expire with the resume window; keepAlive starts the window again', async () => {
-    const stash = await open(400);
+    // A 1 s window kept alive every 100 ms for 1.6 s: only a stall of 900 ms between two
+    // keep-alives (a busy machine) could lose the kept entry.
+    const stash = await open(1000);
     const [kept, dropped] = [token(), token()];
     await stash.save(kept, entry('kept'));
     await stash.save(dropped, entry('dropped'));
-    const keepUntil = Date.now() + 700;
+    const keepUntil = Date.now() + 1600;
     while (Date.now() < keepUntil) {
       await stash.keepAlive([kept]);
       await new Promise((r) => setTimeout(r, 100));

@@ -1,4 +1,6 @@
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { Redis } from 'ioredis';
 import { mintScopedKey } from '../signaling/keys/scoped-key.ts';
 import { deploymentEnv, type DeploymentEnv } from '../signaling/testing/deployment.ts';
 import { startNginx, type TestNginx } from '../signaling/testing/nginx-server.ts';
@@ -76,7 +78,8 @@ async function open(env: DeploymentEnv, url: string, count: number): Promise<Ben
 
 const WT_SESSIONS = 100;
 const WT_TURNS = 10;
-const WT_RATE = 250;
+/** Turns per second offered to each server (SCALE_WT_RATE). */
+const WT_RATE = Number(process.env.SCALE_WT_RATE ?? 250);
 /** Windows, every server loaded at once; the first warms the servers up (JIT) and is discarded. */
 const WT_ROUNDS = Number(process.env.SCALE_WT_ROUNDS ?? 6);
 
@@ -85,6 +88,8 @@ interface Side {
   server: ChildServer;
   /** Event-loop thread CPU and all threads' CPU, ms, over the kept windows. */
   mainMs: number;
+  /** The event-loop thread's kernel time over the kept windows, ms. */
+  sysMs: number;
   allMs: number;
   turns: number;
   ends: number[];
@@ -109,22 +114,27 @@ async function writeThroughCost(env: DeploymentEnv): Promise<Row[]> {
   for (const e of envs) started.push(await ChildServer.start({ env: e, startTimeoutMs: 60_000 }));
   if (base) started.push(await ChildServer.start({ env: serverEnv(env), repo: base.dir, startTimeoutMs: 60_000 }));
   const labels = ['memory stash', ...(aa ? ['memory stash again'] : []), 'Redis', ...(base ? [`Redis at ${base.ref} (${base.sha.slice(0, 7)})`] : [])];
-  const sides: Side[] = started.map((server, i) => ({ label: labels[i]!, server, mainMs: 0, allMs: 0, turns: 0, ends: [], perWindow: [] }));
+  const sides: Side[] = started.map((server, i) => ({ label: labels[i]!, server, mainMs: 0, sysMs: 0, allMs: 0, turns: 0, ends: [], perWindow: [] }));
   const load = new LoadMeter(() => started.reduce((a, s) => a + s.cpuMs(), 0));
+  const redis = new Redis(env.REDIS_URL);
+  let redisCalls = 0;
   try {
     for (let round = 0; round < WT_ROUNDS; round += 1) {
       // Every server at once, each with its own clients: a burst of load from the rest of the
       // machine falls on all of them alike, which alternating windows could not promise.
       const groups = await Promise.all(sides.map((side) => open(env, side.server.wsUrl, WT_SESSIONS)));
-      const before = sides.map((side) => [side.server.mainThreadCpuMs(), side.server.cpuMs()] as const);
+      const before = sides.map((side) => [side.server.mainThreadCpuMs(), side.server.cpuMs(), side.server.mainThreadSystemMs()] as const);
       load.begin();
+      const calls = await scriptCalls(redis);
       const ends = await Promise.all(groups.map((group) => offered(group, WT_TURNS, WT_RATE)));
       load.end();
+      if (round > 0) redisCalls += (await scriptCalls(redis)) - calls;
       if (round > 0) {
         for (const [i, side] of sides.entries()) {
           const mainMs = side.server.mainThreadCpuMs() - before[i]![0];
           side.mainMs += mainMs;
           side.allMs += side.server.cpuMs() - before[i]![1];
+          side.sysMs += side.server.mainThreadSystemMs() - before[i]![2];
           side.turns += ends[i]!.length;
           side.ends.push(...ends[i]!);
           side.perWindow.push((mainMs * 1000) / ends[i]!.length);
@@ -134,24 +144,27 @@ async function writeThroughCost(env: DeploymentEnv): Promise<Row[]> {
     }
     progress(`scale: write-through: ${WT_ROUNDS} windows done`);
   } finally {
+    redis.disconnect();
     await Promise.all(started.map((s) => s.stop()));
   }
   const us = (ms: number, turns: number) => round((ms * 1000) / turns, 1);
+  const redisTurns = sides.filter((s) => s.label.startsWith('Redis')).reduce((a, s) => a + s.turns, 0);
   const plain = sides[0]!;
   const extra = (s: Side, key: 'mainMs' | 'allMs') => round(((s[key] / s.turns) / (plain[key] / plain.turns) - 1) * 100, 1);
   // Per window, against the memory stash in the same window: the spread shows the noise.
   const perRound = (s: Side) => s.perWindow.map((x, i) => (x / plain.perWindow[i]! - 1) * 100);
   const spread = (xs: number[]) => `per window ${round(Math.min(...xs), 1)} to ${round(Math.max(...xs), 1)} %, median ${round(median(xs), 1)} %`;
   const windows = (s: Side) => s.perWindow.map((x) => round(x, 0)).join(', ');
-  const shape = `${WT_SESSIONS} sessions × ${WT_TURNS} turns at ${WT_RATE} turns/s offered per window, ${WT_ROUNDS - 1} kept windows, all servers loaded at once (each with its own clients); local model at 0 ms/word; load generator ${load.clientCores.toFixed(2)} cores, other processes on the machine ${load.foreignCores.toFixed(2)} cores`;
+  const shape = `${WT_SESSIONS} sessions × ${WT_TURNS} turns at ${WT_RATE} turns/s offered per window, ${WT_ROUNDS - 1} kept windows, all servers loaded at once (each with its own clients); local model at 0 ms/word; load generator ${load.clientCores.toFixed(2)} cores, other processes on the machine ${load.foreignCores.toFixed(2)} cores, load average at the end ${loadavg()[0]!.toFixed(1)}`;
   const all = sides.map((s) => s.label).join(' / ');
   const rows: Row[] = [
     { benchmark: name, metric: `write-through: server event-loop CPU per text turn, ${all}`, value: sides.map((s) => us(s.mainMs, s.turns)).join(' / '), unit: 'µs', note: `per window: ${sides.map(windows).join(' and ')} µs; all threads ${sides.map((s) => us(s.allMs, s.turns)).join(' / ')} µs; ${shape}` },
+    { benchmark: name, metric: `write-through: of which kernel time, ${all}`, value: sides.map((s) => us(s.sysMs, s.turns)).join(' / '), unit: 'µs', note: `the event-loop thread's system time (/proc stime, 10 ms ticks) per turn: socket sends and reads (on loopback a send also runs the receiver's TCP path); user time ${sides.map((s) => us(s.mainMs - s.sysMs, s.turns)).join(' / ')} µs; Redis script calls per turn written through ${round(redisCalls / redisTurns, 3)} (INFO commandstats, all Redis servers together)` },
   ];
   for (const s of sides.slice(1)) {
     rows.push({ benchmark: name, metric: `write-through: extra event-loop CPU per text turn, ${s.label}`, value: extra(s, 'mainMs'), unit: '%', note: `goal < 5 %; ${spread(perRound(s))}; all threads +${extra(s, 'allMs')} %; the conversation (history of ≤ ${WT_TURNS} turns) written to Redis at every turn end` });
   }
-  for (const q of [50, 99]) {
+  for (const q of [50, 90, 99]) {
     const at = sides.map((s) => percentile(s.ends, q));
     rows.push({ benchmark: name, metric: `write-through: input_text → done p${q}, ${all}`, value: at.map((x) => round(x, 2)).join(' / '), unit: 'ms', note: `difference ${at.slice(1).map((x) => round(x - at[0]!, 2)).join(' / ')} ms${q === 99 ? ' (goal < 1 ms)' : ''}; client-observed; the write is made after done is sent; ${sides.map((s) => s.ends.length).join(' + ')} turns` });
   }
@@ -303,6 +316,12 @@ async function resumes(env: DeploymentEnv, a: string, b: string): Promise<{ cros
   await session.text(MESSAGE);
   await session.close();
   return out;
+}
+
+/** Script calls (EVALSHA) Redis has run so far. */
+async function scriptCalls(redis: Redis): Promise<number> {
+  const stats = await redis.info('commandstats');
+  return Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -192,6 +192,13 @@ export class ChildServer {
     return Number(stat.split(' ')[0]) / 1e6;
   }
 
+  /** The event-loop thread's kernel (system) time, ms, at the clock tick's resolution. */
+  mainThreadSystemMs(): number {
+    const stat = readFileSync(`/proc/${this.pid}/task/${this.pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): state is the 3rd, stime the 15th.
+    return (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]) * 1000) / CLK_TCK;
+  }
+
   /**
    * Event-loop delay of the server since the previous call (ms), for servers started with
    * bench/lib/fake-voice-server.ts, which reports it on SIGUSR2.

@@ -4,13 +4,31 @@
  * would say (composeLocalReply), streamed one word per SSE chunk like the local model yields one
  * word per delta, so both paths carry the same text in the same number of deltas.
  * Prints `listening on <url> ` (ChildServer's contract).
+ *
+ * BENCH_FAKE_STAMPS=<file>: appends `<last user message>\t<arrived ns>\t<first text written ns>`
+ * for every reply (process.hrtime.bigint(), the machine's one monotonic clock), flushed every
+ * 200 ms, so the bench can take the fake's own time out of each turn's latency.
  */
+import { appendFileSync } from 'node:fs';
 import { composeLocalReply } from '../../session/providers/local-reply.ts';
 import type { ChatMessage } from '../../session/providers/llm.ts';
 import { startFakeOpenAiServer } from '../../session/testing/fake-openai-server.ts';
 
 const fake = await startFakeOpenAiServer();
 fake.script((body: { messages: ChatMessage[] }) => ({ text: composeLocalReply(body.messages) }));
+const stampsFile = process.env.BENCH_FAKE_STAMPS;
+if (stampsFile) {
+  let lines = '';
+  fake.onFirstText = (arrivedNs, firstNs, body) => {
+    const messages = (body as { messages: ChatMessage[] }).messages;
+    lines += `${messages[messages.length - 1]?.content ?? ''}\t${arrivedNs}\t${firstNs}\n`;
+  };
+  setInterval(() => {
+    if (lines === '') return;
+    appendFileSync(stampsFile, lines);
+    lines = '';
+  }, 200).unref();
+}
 // The fake records every request for tests; a long benchmark must not grow without bound.
 setInterval(() => {
   fake.requests.length = 0;

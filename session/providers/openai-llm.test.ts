@@ -353,6 +353,25 @@ describe('OpenAiLanguageModel abort', () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it('an abort once [DONE] is in no longer cuts the connection: the body runs to its end and the next request reuses it', async () => {
+    const content = `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'hi' }, finish_reason: 'stop' }] })}\n\n`;
+    // The body goes on for 60 ms after [DONE] (a trailing comment), so the abort lands mid-body.
+    server.enqueue({ raw: [content, 'data: [DONE]\n\n', ': trailing\n\n'], gapMs: 60 });
+    const m = model();
+    const controller = new AbortController();
+    const events: ModelEvent[] = [];
+    for await (const event of m.stream(request({ signal: controller.signal }))) {
+      events.push(event);
+      if (event.type === 'finish') controller.abort();
+    }
+    expect(events.at(-1)).toEqual({ type: 'finish', reason: 'stop' });
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    server.enqueue({ text: 'again' });
+    expect(text(await collect(m.stream(request())))).toBe('again');
+    expect(server.connections).toBe(1);
+    await m.close();
+  });
+
   it('stops yielding after an abort between events', async () => {
     server.delayMs = 20;
     server.enqueue({ text: 'one two three four five six seven eight' });

@@ -53,6 +53,13 @@ export interface FakeOpenAiServer {
   dropConnections(count: number): void;
   /** TCP connections opened so far (keep-alive reuse shows as fewer connections than requests). */
   readonly connections: number;
+  /**
+   * Benchmarks: called once the first non-empty text chunk of a reply is written, with
+   * `process.hrtime.bigint()` stamps (one clock for every process on the machine) of the request's
+   * arrival (its headers parsed) and of that write, so a bench can take the model's own time out
+   * of an end-to-end latency.
+   */
+  onFirstText: ((arrivedNs: bigint, firstTextNs: bigint, body: unknown) => void) | undefined;
   close(): Promise<void>;
 }
 
@@ -71,6 +78,7 @@ class FakeServer implements FakeOpenAiServer {
   requests: unknown[] = [];
   headers: Record<string, string | undefined>[] = [];
   delayMs = 0;
+  onFirstText: ((arrivedNs: bigint, firstTextNs: bigint, body: unknown) => void) | undefined;
   private readonly queue: FakeReply[] = [];
   private scripted: ((body: any, index: number) => FakeReply) | undefined;
   private readonly server: Server = createServer(routeRequests((req, res, path) => this.handle(req, res, path)));
@@ -102,6 +110,7 @@ class FakeServer implements FakeOpenAiServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const arrivedNs = process.hrtime.bigint();
     if (req.method !== 'POST' || path !== CHAT_PATH) {
       sendJson(res, 404, { error: { message: `no route ${req.method} ${req.url}`, type: 'not_found' } });
       return;
@@ -120,7 +129,9 @@ class FakeServer implements FakeOpenAiServer {
     const model = typeof (body as { model?: unknown }).model === 'string' ? (body as { model: string }).model : 'fake-model';
     const options = (body as { stream_options?: { include_usage?: unknown } }).stream_options;
     const usage = options?.include_usage === true ? { promptTokens: promptTokensOf(body) } : undefined;
-    await this.reply(res, reply, new ChunkWriter(res, `chatcmpl-fake-${index}`, model, this.delayMs, usage));
+    const hook = this.onFirstText;
+    const onFirstText = hook ? (): void => hook(arrivedNs, process.hrtime.bigint(), body) : undefined;
+    await this.reply(res, reply, new ChunkWriter(res, `chatcmpl-fake-${index}`, model, this.delayMs, usage, onFirstText));
   }
 
   private async reply(res: ServerResponse, reply: FakeReply, out: ChunkWriter): Promise<void> {
@@ -198,11 +209,16 @@ class ChunkWriter {
     private readonly model: string,
     private readonly delayMs: number,
     private readonly usage: { promptTokens: number } | undefined,
+    private onFirstText: (() => void) | undefined,
   ) {}
 
-  delta(delta: Record<string, unknown>): Promise<void> {
+  async delta(delta: Record<string, unknown>): Promise<void> {
     if (delta.content || delta.tool_calls) this.pieces += 1;
-    return this.chunk(delta, null);
+    await this.chunk(delta, null);
+    if (delta.content && this.onFirstText) {
+      this.onFirstText();
+      this.onFirstText = undefined;
+    }
   }
 
   async finish(reason: string): Promise<void> {

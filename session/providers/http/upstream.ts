@@ -13,6 +13,7 @@ import type { Dispatcher } from 'undici';
 import { describeError, errorBodyText, isRetryableStatus, redact, type Failure, type FailureKind, type ServiceName } from './failure.ts';
 import { errorFromFailure, type ProviderError, type ProviderErrorClass } from '../provider-error.ts';
 import { abortableDelay } from '../abortable-delay.ts';
+import { BodyHandler, type BodySink } from './body-handler.ts';
 
 export interface UpstreamOptions {
   /** e.g. `https://api.openai.com/v1`; a trailing slash is tolerated. */
@@ -58,6 +59,7 @@ export class Upstream<E extends ProviderError> {
   private readonly origin: string;
   /** Each streaming body's link to its caller's signal. */
   private readonly links = new WeakMap<UpstreamBody, () => void>();
+  private readonly headerSets = new Map<string, Record<string, string>>();
 
   constructor(
     readonly service: ServiceName,
@@ -80,22 +82,61 @@ export class Upstream<E extends ProviderError> {
   }
 
   /** The response, 2xx only; undefined when the caller aborted first. Throws E otherwise. */
-  async request(req: UpstreamRequest): Promise<UpstreamBody | undefined> {
+  request(req: UpstreamRequest): Promise<UpstreamBody | undefined> {
+    return this.retrying(req, (deadline) => this.attempt(req, deadline));
+  }
+
+  /**
+   * The hot path for streamed answers: the 2xx body goes to `sink` straight from undici's parser
+   * (the dispatch API, body-handler.ts), chunk by chunk, with no stream or promise per chunk.
+   * Resolves once headers arrived, with the handle that ends the body early; undefined when the
+   * caller aborted first. Throws E as `request` does, with the same timeouts and retries. Until
+   * the body ends or `release()` is called, the caller's abort ends the body: the sink's `error`
+   * then receives `Upstream.CALLER_ABORTED`.
+   */
+  stream(req: UpstreamRequest, sink: BodySink): Promise<StreamHandle | undefined> {
+    return this.retrying(req, (deadline) => this.streamAttempt(req, sink, deadline));
+  }
+
+  static readonly CALLER_ABORTED: Error = CALLER_ABORTED;
+
+  /** Sends the request again on connection failures before any answer, within the first-byte deadline. */
+  private async retrying<T>(req: UpstreamRequest, attempt: (deadline: number) => Promise<Attempt<T>>): Promise<T | undefined> {
     if (req.signal.aborted) return undefined;
     const deadline = performance.now() + this.options.firstByteMs;
     const retries = this.options.connectRetries ?? 2;
-    for (let attempt = 0; ; attempt += 1) {
-      const outcome = await this.attempt(req, deadline);
-      if (outcome.kind === 'ok') return outcome.body;
+    for (let n = 0; ; n += 1) {
+      const outcome = await attempt(deadline);
+      if (outcome.kind === 'ok') return outcome.value;
       if (outcome.kind === 'aborted') return undefined;
-      const retry = outcome.kind === 'connect' && attempt < retries && performance.now() + (RETRY_BACKOFF_MS[attempt] ?? 150) < deadline;
+      const retry = outcome.kind === 'connect' && n < retries && performance.now() + (RETRY_BACKOFF_MS[n] ?? 150) < deadline;
       if (!retry) throw this.fail(outcome.kind === 'connect' ? 'unreachable' : 'timeout', outcome.detail);
-      await abortableDelay(RETRY_BACKOFF_MS[attempt] ?? 150, req.signal);
+      await abortableDelay(RETRY_BACKOFF_MS[n] ?? 150, req.signal);
       if (req.signal.aborted) return undefined;
     }
   }
 
-  private async attempt(req: UpstreamRequest, deadline: number): Promise<Attempt> {
+  private async streamAttempt(req: UpstreamRequest, sink: BodySink, deadline: number): Promise<Attempt<StreamHandle>> {
+    const handler = new BodyHandler(sink);
+    const onAbort = (): void => handler.abort(CALLER_ABORTED);
+    const detach = (): void => req.signal.removeEventListener('abort', onAbort);
+    req.signal.addEventListener('abort', onAbort, { once: true });
+    handler.onDone = detach;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      handler.abort(FIRST_BYTE_TIMEOUT);
+    }, Math.max(0, deadline - performance.now()));
+    this.pool.dispatch({ origin: this.origin, path: `${this.basePath}/${req.path}`, method: req.method ?? 'POST', headers: this.headers(req), body: req.body ?? null }, handler);
+    const outcome = await handler.outcome;
+    clearTimeout(timer);
+    if (outcome.kind === 'ok') return { kind: 'ok', value: { abort: (reason) => handler.abort(reason), release: detach } };
+    detach();
+    if (outcome.kind === 'status') throw this.fail('http', errorBodyText(outcome.text), outcome.status);
+    return this.classify(outcome.error, req, timedOut);
+  }
+
+  private async attempt(req: UpstreamRequest, deadline: number): Promise<Attempt<UpstreamBody>> {
     // Our own controller: the caller's abort, the first-byte timer and undici's cleanup in one.
     const controller = new AbortController();
     const onAbort = (): void => controller.abort(CALLER_ABORTED);
@@ -122,24 +163,34 @@ export class Upstream<E extends ProviderError> {
       const detach = (): void => req.signal.removeEventListener('abort', onAbort);
       response.body.once('close', detach);
       this.links.set(response.body, detach);
-      return { kind: 'ok', body: response.body };
+      return { kind: 'ok', value: response.body };
     } catch (error) {
       if (isProviderError(error)) throw error;
-      if (req.signal.aborted) return { kind: 'aborted' };
-      if (timedOut) return { kind: 'timeout', detail: `no response headers within ${this.options.firstByteMs} ms` };
-      if (isConnectFailure(error)) return { kind: 'connect', detail: describeError(error) };
-      throw this.fail('broken', describeError(error));
+      return this.classify(error, req, timedOut);
     } finally {
       clearTimeout(timer);
       if (!streaming) req.signal.removeEventListener('abort', onAbort);
     }
   }
 
+  /** Why an attempt got no answer: the caller, the first-byte timer, a retryable connect failure, or E. */
+  private classify(error: unknown, req: UpstreamRequest, timedOut: boolean): Attempt<never> {
+    if (req.signal.aborted) return { kind: 'aborted' };
+    if (timedOut) return { kind: 'timeout', detail: `no response headers within ${this.options.firstByteMs} ms` };
+    if (isConnectFailure(error)) return { kind: 'connect', detail: describeError(error) };
+    throw this.fail('broken', describeError(error));
+  }
+
+  /** Built once per content type and accept pair: the same few header sets on every request. */
   private headers(req: UpstreamRequest): Record<string, string> {
-    const headers: Record<string, string> = {};
+    const key = `${req.contentType ?? ''}\n${req.accept ?? ''}`;
+    let headers = this.headerSets.get(key);
+    if (headers) return headers;
+    headers = {};
     if (req.contentType) headers['content-type'] = req.contentType;
     if (req.accept) headers.accept = req.accept;
     if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
+    this.headerSets.set(key, Object.freeze(headers));
     return headers;
   }
 
@@ -189,7 +240,15 @@ export class Upstream<E extends ProviderError> {
   }
 }
 
-type Attempt = { kind: 'ok'; body: UpstreamBody } | { kind: 'aborted' } | { kind: 'timeout' | 'connect'; detail: string };
+type Attempt<T> = { kind: 'ok'; value: T } | { kind: 'aborted' } | { kind: 'timeout' | 'connect'; detail: string };
+
+/** A streaming body in flight (`Upstream.stream`). */
+export interface StreamHandle {
+  /** Ends the body now (the consumer stopped early); the sink's `error` receives `reason`. */
+  abort(reason: Error): void;
+  /** The caller has what it needs: its later abort must no longer cut the connection. */
+  release(): void;
+}
 
 function isProviderError(error: unknown): boolean {
   return error instanceof Error && 'publicDetail' in error;

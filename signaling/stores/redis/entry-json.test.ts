@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { StashEntry } from '../../../session/resume/snapshot.ts';
-import { entryFromParts, entryParts } from './entry-json.ts';
+import { entryFromParts, entryHead, messageJson, type EntryParts } from './entry-json.ts';
 
 const entry = (history: StashEntry['snapshot']['history'], instructions = 'be brief'): StashEntry => ({
   account: 'acme',
@@ -15,7 +15,13 @@ const entry = (history: StashEntry['snapshot']['history'], instructions = 'be br
   },
 });
 
-describe('entryParts', () => {
+/** The parts a full write sends. */
+function entryParts(e: StashEntry): EntryParts {
+  const head = entryHead(e);
+  return { ...head, history: head.history.map(messageJson) };
+}
+
+describe('entry JSON', () => {
   it('round-trips any entry (quotes, $ patterns, a tool named history, an empty history)', () => {
     const history = [
       { role: 'user' as const, content: 'say "history": [1] and $& or $1 \u2028 ✓' },
@@ -31,21 +37,17 @@ describe('entryParts', () => {
     }
   });
 
-  it('serializes a message once while it is the same object, and sees a replaced message', () => {
-    const first = { role: 'user' as const, content: 'one' };
-    const second = { role: 'assistant' as const, content: 'two' };
-    const e = entry([first, second]);
-    entryParts(e);
+  it('serializes the settings once while no top-level value is replaced, and leaves the messages to the caller', () => {
+    const e = entry([{ role: 'user', content: 'one' }]);
+    entryHead(e);
     const stringify = vi.spyOn(JSON, 'stringify');
     try {
-      entryParts({ ...e, snapshot: { ...e.snapshot, history: [first, second] } });
-      // Only the open calls and the owner: both messages and the settings came from the cache.
+      expect(entryHead(e).history).toBe(e.snapshot.history);
+      // Only the open calls and the owner.
       expect(stringify).toHaveBeenCalledTimes(1);
     } finally {
       stringify.mockRestore();
     }
-    const corrected = { role: 'assistant' as const, content: 'tw' };
-    expect(entryParts(entry([first, corrected])).history).toEqual([JSON.stringify(first), JSON.stringify(corrected)]);
   });
 
   it('serializes the settings again when a top-level value is replaced (a new voice, new tools)', () => {

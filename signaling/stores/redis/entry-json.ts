@@ -2,8 +2,6 @@ import type { ChatMessage } from '../../../session/providers/llm.ts';
 import type { StashEntry } from '../../../session/resume/snapshot.ts';
 import type { SessionSettings } from '../../../session/settings.ts';
 
-/** Messages already serialized, by identity: a history message is never changed once written. */
-const messageJson = new WeakMap<object, string>();
 /**
  * A session's settings serialized, with the top-level values it was made from: settings change
  * only by replacing a top-level value (live-settings.ts, tool-desk.ts), never inside one.
@@ -12,8 +10,8 @@ const settingsJson = new WeakMap<object, { values: unknown[]; json: string }>();
 
 /**
  * A stash entry as Redis keeps it: the history as one JSON text per message and the settings as
- * one (so a conversation written through at every turn end serializes, and sends, only what
- * changed), and the rest (open calls, the owner) as one JSON text.
+ * one (so a conversation written through at every turn end sends only what changed), and the
+ * rest (open calls, the owner) as one JSON text.
  */
 export interface EntryParts {
   meta: string;
@@ -21,10 +19,14 @@ export interface EntryParts {
   history: string[];
 }
 
-export function entryParts(entry: StashEntry): EntryParts {
+/** The parts but the history's messages, left for the caller to serialize only those it sends. */
+export type EntryHead = Omit<EntryParts, 'history'> & { history: ChatMessage[] };
+
+export function entryHead(entry: StashEntry): EntryHead {
   const { history, settings, ...rest } = entry.snapshot;
-  return { meta: JSON.stringify({ account: entry.account, sessionId: entry.sessionId, snapshot: rest }), settings: settingsOf(settings), history: history.map(messageOf) };
+  return { meta: JSON.stringify({ account: entry.account, sessionId: entry.sessionId, snapshot: rest }), settings: settingsOf(settings), history };
 }
+
 
 /** The entry back from its parts. */
 export function entryFromParts(parts: EntryParts): StashEntry {
@@ -34,13 +36,13 @@ export function entryFromParts(parts: EntryParts): StashEntry {
   return entry;
 }
 
-function messageOf(message: ChatMessage): string {
-  let json = messageJson.get(message);
-  if (json === undefined) {
-    json = JSON.stringify(message);
-    messageJson.set(message, json);
-  }
-  return json;
+/**
+ * A history message's JSON. Not cached: a turn end serializes only its new messages
+ * (history-sync.ts), and a cache keyed by message objects (a WeakMap entry per message) costs the
+ * garbage collector more than the rare full rewrite saves.
+ */
+export function messageJson(message: ChatMessage): string {
+  return JSON.stringify(message);
 }
 
 function settingsOf(settings: SessionSettings): string {

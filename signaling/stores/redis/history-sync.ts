@@ -25,23 +25,27 @@ const FORGET_AFTER_MS = 60_000;
  * tenth of the budget, not per turn). Each write carries the mark of the write it builds on and
  * Redis refuses it unless that is what it holds (a lost write, a Redis restart, an expired
  * entry): the caller then writes in full. Plans are optimistic (a write still in flight counts as
- * made), which the marks make safe.
+ * made), which the marks make safe. Messages are compared by identity (a history message is
+ * never changed once written) and only those sent are serialized, so a turn end costs the same
+ * whatever the conversation's length.
  */
-export class HistorySync {
-  private readonly sent = new Map<string, { history: string[]; settings: string; mark: string; at: number }>();
+export class HistorySync<M> {
+  private readonly sent = new Map<string, { history: readonly M[]; settings: string; mark: string; at: number }>();
   private readonly nonce = randomBytes(6).toString('base64url');
   private writes = 0;
   private sweptAt = Date.now();
 
-  plan(token: string, history: string[], settings: string): HistoryWrite {
+  constructor(private readonly serialize: (message: M) => string) {}
+
+  plan(token: string, history: readonly M[], settings: string): HistoryWrite {
     const now = Date.now();
     if (now - this.sweptAt > FORGET_AFTER_MS) this.sweep(now);
     const before = this.sent.get(token);
     const mark = `${this.nonce}.${(this.writes += 1)}`;
     this.sent.set(token, { history, settings, mark, at: now });
     const keep = before ? common(before.history, history) : 0;
-    if (!before || keep === 0) return { expect: '', mark, keep: 0, tail: history, settings };
-    return { expect: before.mark, mark, keep, tail: history.slice(keep), settings: settings === before.settings ? '' : settings };
+    if (!before || keep === 0) return { expect: '', mark, keep: 0, tail: history.map(this.serialize), settings };
+    return { expect: before.mark, mark, keep, tail: history.slice(keep).map(this.serialize), settings: settings === before.settings ? '' : settings };
   }
 
   /** What Redis holds for the token is unknown (a failed write) or gone (taken, discarded). */
@@ -56,7 +60,7 @@ export class HistorySync {
 }
 
 /** How many messages at the front of `old` and `next` are the same. */
-function common(old: string[], next: string[]): number {
+function common<M>(old: readonly M[], next: readonly M[]): number {
   let n = 0;
   while (n < next.length && n < old.length && old[n] === next[n]) n += 1;
   return n;

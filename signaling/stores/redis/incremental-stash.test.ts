@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConversationHistory } from '../../../session/history.ts';
 import type { StashEntry } from '../../../session/resume/snapshot.ts';
+import { listenToSaveCalls } from '../../testing/redis-save-calls.ts';
 import { stateEngines } from '../../testing/state-engines.ts';
-import type { RedisConnection, Script } from './redis-connection.ts';
 import { RedisResumeStash } from './redis-resume-stash.ts';
 
 const engine = stateEngines().find((e) => e.name === 'redis');
@@ -22,31 +22,13 @@ function turn(history: ConversationHistory, n: number, reply = `answer ${n}`): v
   history.fillAssistant(history.reserve(), reply);
 }
 
-/** The messages each save call carried (the real script runs; this only listens). */
-function listenToSaves(connection: RedisConnection): Array<{ expect: string; settings: string; messages: string[] }> {
-  const seen: Array<{ expect: string; settings: string; messages: string[] }> = [];
-  const define = connection.script.bind(connection);
-  connection.script = (name: string, lua: string): Script => {
-    const run = define(name, lua);
-    if (name !== 'parleyStashSave') return run;
-    return (keys, args) => {
-      // ARGV: ttl, then per entry: n, owner, meta, settings, expect, mark, keep, n messages.
-      for (let a = 1; a < args.length; a += 7 + Number(args[a])) {
-        seen.push({ expect: String(args[a + 4]), settings: String(args[a + 3]), messages: args.slice(a + 7, a + 7 + Number(args[a])).map(String) });
-      }
-      return run(keys, args);
-    };
-  };
-  return seen;
-}
-
 describe.skipIf(!engine)('RedisResumeStash writes only what changed (real redis-server)', () => {
   afterAll(() => engine!.cleanup());
   /** Two processes of one deployment: a writer and another that resumes. */
   const processes = async () => {
     const a = (await engine!.connection())!;
     const b = (await engine!.connection(a))!;
-    const saves = listenToSaves(a);
+    const saves = listenToSaveCalls(a).entries;
     return { a, saves, writer: new RedisResumeStash(a, 60_000), other: new RedisResumeStash(b, 60_000) };
   };
 

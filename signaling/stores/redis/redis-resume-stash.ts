@@ -1,24 +1,27 @@
 import { randomBytes } from 'node:crypto';
+import type { ChatMessage } from '../../../session/providers/llm.ts';
 import type { ResumeStash, StashOwner, TakeResult } from '../../../session/resume/resume-stash.ts';
 import type { StashEntry } from '../../../session/resume/snapshot.ts';
 import { StoreUnavailableError } from '../unavailable.ts';
-import { entryFromParts, entryParts, type EntryParts } from './entry-json.ts';
+import { entryFromParts, entryHead, messageJson, type EntryHead } from './entry-json.ts';
 import { HistorySync } from './history-sync.ts';
 import type { RedisConnection } from './redis-connection.ts';
 import { DISCARD, GIVE_BACK, SAVE, TAKE, UNTAKE } from './stash-scripts.ts';
 
-/** What waits for Redis; a save holds its parts, serialized when it was made. */
-type Held = { kind: 'save'; owner: string; parts: EntryParts; expiresAt: number } | { kind: 'discard'; expiresAt: number };
+/** What waits for Redis; a save holds its parts as they were when it was made (messages never change). */
+type Held = { kind: 'save'; owner: string; head: EntryHead; expiresAt: number } | { kind: 'discard'; expiresAt: number };
 
-type PendingSave = { token: string; owner: string; parts: EntryParts; args: Array<string | number>; resolve(result: 'saved' | 'taken'): void };
+type PendingSave = { token: string; owner: string; head: EntryHead; args: Array<string | number>; resolve(result: 'saved' | 'taken'): void };
 
 /**
  * The resume stash in Redis, shared by every process: a client dropped from one process resumes
  * on any other. A conversation is written through at every turn end, so a save sends only what
- * changed since this process's last write for the token (history-sync.ts), each message's JSON
- * made once (entry-json.ts). Saves made in one turn of the event loop go to Redis in one script
- * call at its end (setImmediate): no delay is added, and the busier the process, the more saves
- * share one write. What cannot reach Redis is held here and written in full when it answers again: saves (a later take still sees them, within their window), discards, and the
+ * changed since this process's last write for the token (history-sync.ts), and serializes only
+ * the messages it sends. Saves made in one turn of the event loop go to Redis in one script call
+ * at its end (setImmediate): no delay is added, and the busier the process, the more saves share
+ * one call. (A longer window, 5 to 50 ms, was measured and saved no CPU, and it is turns a crash
+ * loses: bench/results-scale.md.) What cannot reach Redis is held here and written in full when
+ * it answers again: saves (a later take still sees them, within their window), discards, and the
  * undoing of a take whose answer was lost (a timeout is no proof it did not happen). Takes need
  * Redis and fail with StoreUnavailableError meanwhile, so a client retries rather than losing
  * its conversation.
@@ -28,7 +31,7 @@ export class RedisResumeStash implements ResumeStash {
   private readonly held = new Map<string, Held>();
   /** Takes whose answer never came, by token: undone when Redis answers. */
   private readonly untakes = new Map<string, { nonce: string; expiresAt: number }>();
-  private readonly sync = new HistorySync();
+  private readonly sync = new HistorySync<ChatMessage>(messageJson);
   private readonly scripts;
   private batch: PendingSave[] = [];
   private batchTimer: NodeJS.Immediate | undefined;
@@ -49,11 +52,11 @@ export class RedisResumeStash implements ResumeStash {
 
   /** Serializes what changed before it returns: the caller may pass a session's live objects. */
   save(token: string, entry: StashEntry): Promise<'saved' | 'taken'> {
-    const [owner, parts] = [ownerOf(entry), entryParts(entry)];
-    const write = this.sync.plan(token, parts.history, parts.settings);
-    const args = [write.tail.length, owner, parts.meta, write.settings, write.expect, write.mark, write.keep, ...write.tail];
+    const [owner, head] = [ownerOf(entry), entryHead(entry)];
+    const write = this.sync.plan(token, head.history, head.settings);
+    const args = [write.tail.length, owner, head.meta, write.settings, write.expect, write.mark, write.keep, ...write.tail];
     return new Promise((resolve) => {
-      this.batch.push({ token, owner, parts, args, resolve });
+      this.batch.push({ token, owner, head, args, resolve });
       this.batchTimer ??= setImmediate(() => void this.flushBatch());
     });
   }
@@ -66,20 +69,25 @@ export class RedisResumeStash implements ResumeStash {
     this.batch = [];
     if (batch.length === 0) return;
     // One script call for the whole batch: one command to encode, one reply to read.
-    const replies = await this.scripts.save(batch.flatMap((p) => this.keys(p.token)), [this.ttlMs, ...batch.flatMap((p) => p.args)]).then(
+    const [keys, args]: [string[], Array<string | number>] = [[], [this.ttlMs]];
+    for (const p of batch) {
+      keys.push(...this.keys(p.token));
+      for (const arg of p.args) args.push(arg);
+    }
+    const replies = await this.scripts.save(keys, args).then(
       (r) => r as number[],
       () => [],
     );
     for (const [i, pending] of batch.entries()) {
-      const [reply, parts] = [replies[i], pending.parts];
+      const reply = replies[i];
       if (reply === undefined) {
         this.sync.forget(pending.token);
-        this.held.set(pending.token, { kind: 'save', owner: pending.owner, parts, expiresAt: Date.now() + this.ttlMs });
+        this.held.set(pending.token, { kind: 'save', owner: pending.owner, head: pending.head, expiresAt: Date.now() + this.ttlMs });
         pending.resolve('saved');
       } else if (reply === 2) {
         // Redis does not hold the write this one built on (lost, expired, Redis restarted).
         this.sync.forget(pending.token);
-        pending.resolve(await this.saveFull(pending.token, pending.owner, parts));
+        pending.resolve(await this.saveFull(pending.token, pending.owner, pending.head));
       } else {
         if (this.held.get(pending.token)?.kind === 'save') this.held.delete(pending.token);
         if (reply !== 1) this.sync.forget(pending.token);
@@ -93,16 +101,17 @@ export class RedisResumeStash implements ResumeStash {
     if (this.batch.some((p) => p.token === token)) await this.flushBatch();
   }
 
-  private async saveFull(token: string, owner: string, parts: EntryParts): Promise<'saved' | 'taken'> {
-    const write = this.sync.plan(token, parts.history, parts.settings);
+  private async saveFull(token: string, owner: string, head: EntryHead): Promise<'saved' | 'taken'> {
+    this.sync.forget(token);
+    const write = this.sync.plan(token, head.history, head.settings);
     try {
-      const [saved] = (await this.scripts.save(this.keys(token), [this.ttlMs, parts.history.length, owner, parts.meta, parts.settings, '', write.mark, 0, ...parts.history])) as number[];
+      const [saved] = (await this.scripts.save(this.keys(token), [this.ttlMs, write.tail.length, owner, head.meta, write.settings, '', write.mark, 0, ...write.tail])) as number[];
       this.held.delete(token);
       if (saved !== 1) this.sync.forget(token);
       return saved === 1 ? 'saved' : 'taken';
     } catch {
       this.sync.forget(token);
-      this.held.set(token, { kind: 'save', owner, parts, expiresAt: Date.now() + this.ttlMs });
+      this.held.set(token, { kind: 'save', owner, head, expiresAt: Date.now() + this.ttlMs });
       return 'saved';
     }
   }
@@ -111,7 +120,7 @@ export class RedisResumeStash implements ResumeStash {
     // What this process still holds for the token is newer than what Redis has: written first.
     await this.flushFor(token);
     const held = this.held.get(token);
-    if (held?.kind === 'save') await this.saveFull(token, held.owner, held.parts);
+    if (held?.kind === 'save') await this.saveFull(token, held.owner, held.head);
     const nonce = randomBytes(12).toString('base64url');
     let reply: unknown;
     try {
@@ -130,12 +139,12 @@ export class RedisResumeStash implements ResumeStash {
 
   async giveBack(token: string, entry: StashEntry): Promise<void> {
     await this.flushFor(token);
-    const [owner, parts] = [ownerOf(entry), entryParts(entry)];
+    const [owner, head] = [ownerOf(entry), entryHead(entry)];
     try {
-      await this.scripts.giveBack(this.keys(token), [this.ttlMs, owner, parts.meta, parts.settings, ...parts.history]);
+      await this.scripts.giveBack(this.keys(token), [this.ttlMs, owner, head.meta, head.settings, ...head.history.map(messageJson)]);
     } catch {
       // Redis answered the take a moment ago: hold the entry, it is written as soon as it answers.
-      this.held.set(token, { kind: 'save', owner, parts, expiresAt: Date.now() + this.ttlMs });
+      this.held.set(token, { kind: 'save', owner, head, expiresAt: Date.now() + this.ttlMs });
     }
   }
 
@@ -175,7 +184,7 @@ export class RedisResumeStash implements ResumeStash {
     }
     for (const [token, held] of [...this.held]) {
       if (held.expiresAt <= now) this.held.delete(token);
-      else if (held.kind === 'save') await this.saveFull(token, held.owner, held.parts);
+      else if (held.kind === 'save') await this.saveFull(token, held.owner, held.head);
       else await this.discard(token);
     }
   }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +39,21 @@ export function baseline(): Baseline | undefined {
     rmSync(dir, { recursive: true, force: true });
     renameSync(partial, dir);
   }
+  // The extracted tree outlives the checkout that made it (another worktree, since removed):
+  // its node_modules must be this checkout's.
+  const modules = join(dir, 'node_modules');
+  if (linkTarget(modules) !== join(REPO, 'node_modules')) {
+    rmSync(modules, { force: true });
+    symlinkSync(join(REPO, 'node_modules'), modules);
+  }
   const env = Object.fromEntries((process.env.BENCH_BASELINE_ENV ?? '').split(/\s+/).filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
   return { ref, sha, dir, env };
+}
+
+function linkTarget(path: string): string | undefined {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return undefined;
+  }
 }

@@ -3,12 +3,11 @@
 // thread it took a third of the event loop at 100 voice sessions, so it runs here. Messages: see
 // silero-thread.ts.
 import { parentPort, workerData } from 'node:worker_threads';
-import * as ort from 'onnxruntime-node';
 
 const port = parentPort;
-// [busy, stopping] (silero-thread.ts): while the process exits no load or run starts, and the
-// exit waits for busy to clear. onnxruntime aborts the process when the thread is torn down in
-// the middle of either.
+// [busy, stopping] (silero-thread.ts): while the process exits no import, load or run starts,
+// and the exit waits for busy to clear. onnxruntime aborts the process when the thread is torn
+// down in the middle of any of them.
 const control = workerData.control;
 const idle = () => {
   Atomics.store(control, 0, 0);
@@ -19,8 +18,12 @@ if (Atomics.load(control, 1) === 1) {
   idle();
   process.exit(0);
 }
+// Imported only now, under busy: loading onnxruntime's native addon is as fatal to interrupt as
+// a model load (a process that exited 40 ms after starting the thread aborted with Napi::Error).
+let ort;
 let session;
 try {
+  ort = await import('onnxruntime-node');
   // One intra-op thread: the batch is small and the process shares its cores with the calls.
   session = await ort.InferenceSession.create(workerData.modelPath, {
     intraOpNumThreads: 1,

@@ -1,15 +1,17 @@
-import { writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createFvadFactory } from '../media/fvad-vad.ts';
 import { createSileroFactory } from '../media/silero-vad.ts';
+import type { TurnCue } from '../media/endpointer.ts';
 import { VAD_FRAME_SAMPLES, type VadFactory } from '../media/vad.ts';
 import { PocketsphinxSpeechToText } from '../session/providers/pocketsphinx-asr.ts';
+import { baseline } from './lib/baseline.ts';
 import { ChildServer } from './lib/child-server.ts';
 import { percentile, progress, round } from './lib/stats.ts';
 import { buildCorpus, PAUSE_MS, SNRS, type Corpus, type OverlapClip, type OverlapKind } from './turn-corpus/corpus.ts';
 import { curveSvg, type CurveSeries } from './turn-taking/curve-svg.ts';
 import { forSplit, ProbeRecogniser, runEndOfTurn, type EotResult, type EotSystem } from './turn-taking/end-of-turn.ts';
-import { lexicalCueBefore } from './turn-taking/lexical-cue-before.ts';
 import { runOverlaps, type OverlapOutcome } from './turn-taking/overlaps.ts';
 import type { Row } from './types.ts';
 import { fixedLoad } from './voice.ts';
@@ -51,6 +53,19 @@ export async function run(): Promise<Row[]> {
   return rows;
 }
 
+/**
+ * BENCH_BASELINE=<ref>: that commit's word rules (session/voice/lexical-cue.ts in the tree
+ * bench/lib/baseline.ts extracts) beside this tree's, on the same probes; with its recheck only
+ * if its endpointer had one.
+ */
+async function baselineCue(vad: VadFactory): Promise<EotSystem[]> {
+  const base = baseline();
+  if (!base) return [];
+  const module = (await import(pathToFileURL(join(base.dir, 'session/voice/lexical-cue.ts')).href)) as { lexicalCue: (text: string) => TurnCue };
+  const recheck = readFileSync(join(base.dir, 'media/endpointer.ts'), 'utf8').includes('recheckSilenceMs');
+  return [{ name: `silero + lexical cue (baseline ${base.ref})`, vad, lexical: true, cue: module.lexicalCue, recheck }];
+}
+
 async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactory, corpusNote: string): Promise<Row[]> {
   const rows: Row[] = [];
   const stt = new PocketsphinxSpeechToText(2);
@@ -63,7 +78,7 @@ async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactor
   const systems: EotSystem[] = [
     { name: 'fvad, fixed silence (current)', vad: fvad, lexical: false },
     { name: 'silero, fixed silence', vad: silero, lexical: false },
-    { name: 'silero + lexical cue (before, 0bfa454)', vad: silero, lexical: true, cue: lexicalCueBefore, recheck: false },
+    ...(await baselineCue(silero)),
     { name: 'silero + lexical cue (new default)', vad: silero, lexical: true },
   ];
   const curves: CurveSeries[] = [];

@@ -95,7 +95,8 @@ async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactor
   probes.save();
   await stt.close();
   writeFileSync(SVG, curveSvg(curves, 'End-of-turn delay vs false cut-offs across turn_end_threshold'));
-  rows.push({
+  // Every probe from the cache: nothing was decoded, no latency to report.
+  if (probes.decodes > 0) rows.push({
     benchmark: B,
     metric: 'probe decode latency p50 (lexical cue)',
     value: round(percentile(probes.latencies, 50), 0),

@@ -89,7 +89,7 @@ const CUE_WAIT_MS = 500;
 /** 60 ms after the probe: measured on the corpus, the partial of a mis-heard pause changes by then. */
 const RECHECK_AFTER_MS = 60;
 /** Chosen on the corpus's tuning half (bench/results-turn-taking.md). */
-const MIN_LAST_WORD_POSTERIOR = 0.2;
+const MIN_LAST_WORD_POSTERIOR = 0.15;
 
 export interface SpeechMeasure {
   voicedMs: number;

@@ -64,7 +64,7 @@ describe('lexical end of turn', () => {
     expect(client.all('asr')).toHaveLength(1);
   });
 
-  it('a last word the recogniser doubts at the recheck (posterior under 0.2) holds the pause: one turn; a sure one does not', async () => {
+  it('a last word the recogniser doubts at the recheck (posterior under 0.15) holds the pause: one turn; a sure one does not', async () => {
     const first = 'i would like a table for two';
     const heard = clipTranscriber({ [first]: clip.subarray(0, CUT), [AFTER]: clip.subarray(CUT) });
     // The words stay the same through the pause; only the posterior of "two" differs.

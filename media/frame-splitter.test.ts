@@ -27,4 +27,13 @@ describe('FrameSplitter', () => {
     expect(frames[1]!.buffer).not.toBe(rest.buffer);
     expect(frames[1]!.buffer).not.toBe(whole.buffer);
   });
+
+  it('hands a push of exactly one frame on as the same array', () => {
+    const frames: Int16Array[] = [];
+    const splitter = new FrameSplitter(2, (frame) => frames.push(frame));
+    const one = Int16Array.of(7, 8);
+    splitter.push(one);
+    expect(frames).toEqual([one]);
+    expect(frames[0]).toBe(one);
+  });
 });

@@ -21,7 +21,8 @@ export class FrameSplitter implements Processor<Int16Array> {
     let offset = 0;
     while (offset < samples.length) {
       if (this.fill === 0 && samples.length - offset >= this.size) {
-        this.sink(samples.subarray(offset, offset + this.size));
+        // A push of exactly one frame (what clients send) goes on as it is: no view to allocate.
+        this.sink(offset === 0 && samples.length === this.size ? samples : samples.subarray(offset, offset + this.size));
         offset += this.size;
         continue;
       }

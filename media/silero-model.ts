@@ -16,11 +16,12 @@ const STATE = 2 * 128;
 const WIDTH = SILERO_WINDOW + SILERO_CONTEXT;
 
 /**
- * A window with its context, the session's recurrent state, and where the answer goes. The
- * state is updated in place before `done`; `input` is the model's only until `done`.
+ * A window with its context (PCM16: the thread scales the batch to ±1), the session's recurrent
+ * state, and where the answer goes. The state is updated in place before `done`; `input` is the
+ * model's only until `done`.
  */
 export interface SileroJob {
-  input: Float32Array;
+  input: Int16Array;
   state: Float32Array;
   done(probability: number): void;
 }
@@ -90,8 +91,8 @@ export class SileroModel {
     const { input, state } = this.lent ?? { input: new Float32Array(this.maxBatch * WIDTH), state: new Float32Array(this.maxBatch * STATE) };
     // Lent out until the answer brings them back; a thread that dies keeps them.
     this.lent = undefined;
-    // The batch fills the arrays' starts. State is [2, batch, 128]: each session's two halves go
-    // to their layer's block.
+    // The batch fills the arrays' starts (PCM16 into float32: exact; the thread scales it). State
+    // is [2, batch, 128]: each session's two halves go to their layer's block.
     for (let i = 0; i < b; i += 1) {
       const job = jobs[i]!;
       input.set(job.input, i * WIDTH);

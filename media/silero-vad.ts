@@ -60,19 +60,29 @@ export function sileroDetectors(model: SileroRunner, fallback: () => FvadClassif
  * after a gap in the audio). The window in flight stays the only job this detector has queued.
  */
 class SileroDetector implements VoiceActivityDetector {
-  private window = new Float32Array(SILERO_CONTEXT + SILERO_WINDOW);
+  /**
+   * The window being filled, as the wire's integers: same-type copies are plain memory copies, so
+   * the event loop does no per-sample work here. The model scales the batch to ±1 on its own
+   * thread (silero-worker.mjs), with the same float32 values as scaling here would give.
+   */
+  private window: Int16Array = new Int16Array(SILERO_CONTEXT + SILERO_WINDOW);
   private fill = SILERO_CONTEXT;
   /** The recurrent state; the model updates it in place (at most one window is in flight). */
   private readonly state = new Float32Array(2 * 128);
   /** Full windows waiting for the one in flight, with the sample count at each one's end. */
-  private readonly ready: Array<{ input: Float32Array<ArrayBuffer>; end: number }> = [];
+  private readonly ready: Int16Array[] = [];
+  private readonly readyEnds: number[] = [];
   /**
    * Windows the model is done with, reused instead of one new array per 32 ms: two, since one is
    * usually in flight while the next fills. More would keep a past backlog's windows for life.
    */
-  private readonly spare: Array<Float32Array<ArrayBuffer>> = [];
+  private readonly spare: Int16Array[] = [];
+  /** The one job this detector can have in flight, reused window after window. */
+  private readonly job: SileroJob & { end: number };
   private inFlight = false;
-  private readonly frames: Array<{ frame: Int16Array; end: number }> = [];
+  /** Undecided frames and the sample count at each one's end (two arrays: no object per frame). */
+  private readonly frames: Int16Array[] = [];
+  private readonly frameEnds: number[] = [];
   private samplesIn = 0;
   /** Samples decided so far, by Silero or by the fallback: frames ending at or before it go out. */
   private decided = 0;
@@ -87,7 +97,17 @@ class SileroDetector implements VoiceActivityDetector {
     private readonly makeFallback: () => FvadClassifier,
     private readonly onDecision: VadDecision,
     private readonly onFallback: () => void,
-  ) {}
+  ) {
+    this.job = {
+      input: this.window,
+      state: this.state,
+      end: 0,
+      done: (p) => {
+        if (this.spare.length < 2) this.spare.push(this.job.input);
+        this.onWindow(p, this.job.end);
+      },
+    };
+  }
 
   get pending(): number {
     return this.frames.length;
@@ -97,20 +117,20 @@ class SileroDetector implements VoiceActivityDetector {
     if (this.freed) return;
     const start = this.samplesIn;
     this.samplesIn += frame.length;
-    this.frames.push({ frame, end: this.samplesIn });
-    // Runs of samples in locals, one window at a time: this loop sees every uplink sample of
-    // every session, and property reads per sample made it the hottest function at 300 sessions.
+    this.frames.push(frame);
+    this.frameEnds.push(this.samplesIn);
     for (let i = 0; i < frame.length; ) {
       const window = this.window;
       const run = Math.min(frame.length - i, window.length - this.fill);
-      for (let k = 0, at = this.fill; k < run; k += 1, at += 1) window[at] = frame[i + k]! * (1 / 32768);
+      window.set(run === frame.length ? frame : frame.subarray(i, i + run), this.fill);
       i += run;
       this.fill += run;
       if (this.fill === window.length) {
-        this.ready.push({ input: window, end: start + i });
-        const next = this.spare.pop() ?? new Float32Array(window.length);
-        // The new window opens with the last SILERO_CONTEXT samples (a loop: no view per window).
-        for (let k = 0, from = window.length - SILERO_CONTEXT; k < SILERO_CONTEXT; k += 1) next[k] = window[from + k]!;
+        this.ready.push(window);
+        this.readyEnds.push(start + i);
+        const next = this.spare.pop() ?? new Int16Array(window.length);
+        // The new window opens with the last SILERO_CONTEXT samples.
+        next.set(window.subarray(window.length - SILERO_CONTEXT));
         this.window = next;
         this.fill = SILERO_CONTEXT;
       }
@@ -122,7 +142,9 @@ class SileroDetector implements VoiceActivityDetector {
   free(): void {
     this.freed = true;
     this.frames.length = 0;
+    this.frameEnds.length = 0;
     this.ready.length = 0;
+    this.readyEnds.length = 0;
     this.fallback?.free();
   }
 
@@ -130,10 +152,12 @@ class SileroDetector implements VoiceActivityDetector {
   private shed(): void {
     this.fallback ??= this.makeFallback();
     this.ready.length = 0;
+    this.readyEnds.length = 0;
     this.decided = this.samplesIn;
     mediaStats().vadFallback(this.frames.length);
     while (this.frames.length > 0 && !this.freed) {
-      const { frame } = this.frames.shift()!;
+      const frame = this.frames.shift()!;
+      this.frameEnds.shift();
       this.onFallback();
       this.onDecision(frame, this.fallback.speech(frame));
     }
@@ -142,16 +166,9 @@ class SileroDetector implements VoiceActivityDetector {
   private submitNext(): void {
     if (this.inFlight || this.freed || this.ready.length === 0) return;
     this.inFlight = true;
-    const { input, end } = this.ready.shift()!;
-    const job: SileroJob = {
-      input,
-      state: this.state,
-      done: (p) => {
-        if (this.spare.length < 2) this.spare.push(input);
-        this.onWindow(p, end);
-      },
-    };
-    this.model.submit(job);
+    this.job.input = this.ready.shift()!;
+    this.job.end = this.readyEnds.shift()!;
+    this.model.submit(this.job);
   }
 
   private onWindow(probability: number, end: number): void {
@@ -160,8 +177,9 @@ class SileroDetector implements VoiceActivityDetector {
     if (probability >= this.threshold) this.speaking = true;
     else if (probability < this.threshold - HYSTERESIS) this.speaking = false;
     this.decided = Math.max(this.decided, end);
-    while (this.frames.length > 0 && this.frames[0]!.end <= this.decided && !this.freed) {
-      this.onDecision(this.frames.shift()!.frame, this.speaking);
+    while (this.frames.length > 0 && this.frameEnds[0]! <= this.decided && !this.freed) {
+      this.frameEnds.shift();
+      this.onDecision(this.frames.shift()!, this.speaking);
     }
     this.submitNext();
   }

@@ -47,9 +47,13 @@ port.on('message', async ({ id, batch, width, input, state }) => {
   if (Atomics.load(control, 1) === 1) return idle();
   // The batch fills the arrays' starts; the arrays go back with the answer to be used again.
   const batchState = state.subarray(0, 2 * batch * 128);
+  // The windows come as PCM16 values (silero-model.ts): scaled to ±1 here, off the event loop.
+  // A power of two: the float32 result is exact, the same as scaling each sample before.
+  const batchInput = input.subarray(0, batch * width);
+  for (let i = 0; i < batchInput.length; i += 1) batchInput[i] *= 1 / 32768;
   try {
     const out = await session.run({
-      input: new ort.Tensor('float32', input.subarray(0, batch * width), [batch, width]),
+      input: new ort.Tensor('float32', batchInput, [batch, width]),
       state: new ort.Tensor('float32', batchState, [2, batch, 128]),
       sr,
     });

@@ -96,7 +96,8 @@ export class Connection implements RegisteredSession {
       if (!this.session && !this.webrtc) return this.onFirstFrames(bytes, isBinary);
       if (isBinary) {
         if (this.webrtc) return this.sendError('invalid_frame', 'on the WebRTC transport microphone audio travels on the peer connection, not the socket');
-        return this.session!.handleAudio(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+        // A Buffer is a Uint8Array: handed over as it is, no view per frame.
+        return this.session!.handleAudio(bytes);
       }
       this.onText(bytes.toString('utf8'));
     } catch (error) {

@@ -1,13 +1,15 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Test files whose checks ride on real-time media: audio paced at 20 ms through Silero,
- * pocketsphinx and flite, WebRTC peers, a browser playing what it hears. They run after
- * everything else, one file at a time, so no other test competes with them for the 2 cores;
- * the rest runs two files at a time (most of it waits on sockets and child processes).
+ * Test files whose checks ride on real-time timing: gaps in paced downlink audio while Silero,
+ * pocketsphinx and flite work beside it, WebRTC peers, a browser playing what it hears. They
+ * run after everything else, one file at a time, so no other test competes with them for the 2
+ * cores; the rest runs two files at a time (most of it waits on sockets and child processes).
+ * The other voice files over the socket check what was heard and said, not when, so they run
+ * with the rest.
  */
 const realtime = [
-  'session/e2e/voice-*.test.ts',
+  'session/e2e/voice-barge-in.test.ts',
   'signaling/webrtc/**/*.test.ts',
   'media/webrtc/worker-peer.test.ts',
   'media/silero-vad.test.ts',

@@ -7,7 +7,7 @@ import { adapterAlone, type AloneFigures } from './lib/adapter-alone.ts';
 import { baseline } from './lib/baseline.ts';
 import { closeSessions, openSessions, type BenchSession } from './lib/bench-client.ts';
 import { ChildServer } from './lib/child-server.ts';
-import { readStamps, splitTurns, type Turn, type TurnSplit } from './lib/fake-stamps.ts';
+import { readStamps, splitTurns, type FakeStamps, type Turn, type TurnSplit } from './lib/fake-stamps.ts';
 import { LoadMeter } from './lib/load-meter.ts';
 import { percentile, progress, round } from './lib/stats.ts';
 import { busyWarning, round1, settleAfterStart } from './text-latency.ts';
@@ -21,7 +21,7 @@ import type { Row } from './types.ts';
  * BENCH_BASELINE=<ref> a third server runs that commit's adapter against the same fake.
  *
  * Every measured turn sends a unique "hello t<n>" (the same reply as "hello"), which the fake
- * stamps on arrival and at its first text write (bench/lib/fake-stamps.ts): server-added latency
+ * stamps on arrival and as its first text reaches the kernel (bench/lib/fake-stamps.ts): server-added latency
  * is the end-to-end latency minus the fake's own time minus the client ↔ server round trip
  * (set_voice p50 of the same server), so it still holds the two loopback hops to the fake.
  *
@@ -184,7 +184,7 @@ async function saturate(server: ChildServer, f: PathFigures): Promise<void> {
   }
 }
 
-function rows(figures: Record<PathName, PathFigures>, stamps: ReadonlyMap<string, [bigint, bigint]>, load: string): Row[] {
+function rows(figures: Record<PathName, PathFigures>, stamps: ReadonlyMap<string, FakeStamps>, load: string): Row[] {
   const out: Row[] = [];
   const local = figures.local;
   const cpuTurn = (f: PathFigures): number => (f.seqCpuMs * 1000) / f.seq.length;
@@ -218,7 +218,7 @@ function rows(figures: Record<PathName, PathFigures>, stamps: ReadonlyMap<string
         'server-added latency p50, 1 session',
         round(percentile(added, 50) - v50),
         'ms',
-        `target < 1 ms. Per turn: end to end (p50 ${round(e2e50)} ms) minus the fake model's own time from the request's arrival to its first text write (p50 ${round(percentile(seq.map((x) => x.fakeMs), 50))} ms; stamps on the shared monotonic clock), p50 ${round(percentile(added, 50))} ms, minus this server's set_voice round trip p50 (${round(v50)} ms: the client ↔ server hops). Still holds the two loopback hops to and from the fake. Request side (client send → fake arrival) p50 ${round(percentile(seq.map((x) => x.requestMs), 50))} ms, response side (fake's first write → client's text_delta) p50 ${round(percentile(seq.map((x) => x.responseMs), 50))} ms; p99 ${round(percentile(added, 99) - v50)} ms. Local path, same method (end to end − set_voice p50): ${round(localAdded)} ms; ${seq.length} of ${f.seq.length} turns stamped`,
+        `target < 1 ms. Per turn: end to end (p50 ${round(e2e50)} ms) minus the fake model's own time from the request's arrival to its first text reaching the kernel (p50 ${round(percentile(seq.map((x) => x.fakeMs), 50))} ms, of which ${round(percentile(seq.map((x) => x.heldMs), 50))} ms Node's http held the first chunk corked while the fake composed the rest of its reply, counted as the server's before speed5; stamps on the shared monotonic clock), p50 ${round(percentile(added, 50))} ms, minus this server's set_voice round trip p50 (${round(v50)} ms: the client ↔ server hops). Still holds the two loopback hops to and from the fake. Request side (client send → fake arrival) p50 ${round(percentile(seq.map((x) => x.requestMs), 50))} ms, response side (fake's first write → client's text_delta) p50 ${round(percentile(seq.map((x) => x.responseMs), 50))} ms; p99 ${round(percentile(added, 99) - v50)} ms. Local path, same method (end to end − set_voice p50): ${round(localAdded)} ms; ${seq.length} of ${f.seq.length} turns stamped`,
       );
     }
     row(

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { silenceMsForThreshold } from '../media/endpointer.ts';
+import { endpointerOptions, silenceMsForThreshold } from '../media/endpointer.ts';
 import { concat } from '../media/testing/audio-stream.ts';
 import { endAligned, fixture, startAligned, tone, RATE } from './lib/audio.ts';
 import { ChildServer, type ServerTiming } from './lib/child-server.ts';
@@ -62,14 +62,16 @@ function fakeServer(env: Record<string, string> = {}): Promise<ChildServer> {
   return ChildServer.start({ script: 'bench/lib/fake-voice-server.ts', env: { LOCAL_LLM_WORD_DELAY_MS: '0', ...env } });
 }
 
-/** BENCH_VOICE_PARTS=latency,capacity,local runs some of it (all by default). */
-const PARTS = new Set((process.env.BENCH_VOICE_PARTS ?? 'latency,capacity,local').split(','));
+/** BENCH_VOICE_PARTS=latency,capacity,local,local-flow runs some of it (all by default). */
+const PARTS = new Set((process.env.BENCH_VOICE_PARTS ?? 'latency,capacity,local,local-flow').split(','));
 
 export async function run(): Promise<Row[]> {
   const rows: Row[] = [];
   if (PARTS.has('latency')) rows.push(...(await fakeLatency()));
   if (PARTS.has('capacity')) rows.push(...(await fakeConcurrency()));
   if (PARTS.has('local')) rows.push(...(await localProviders()));
+  // Flow mode (mode.flow): the reply starts eagerly at half the end-of-turn silence.
+  if (PARTS.has('local-flow')) rows.push(...(await localProviders({ flow: true }, 'local providers, flow mode')));
   return rows;
 }
 
@@ -452,7 +454,7 @@ function concurrencyRows(result: RampResult<Step>): Row[] {
 // ---------------------------------------------------------------------------------------------
 // Local providers, end to end
 
-async function localProviders(): Promise<Row[]> {
+async function localProviders(mode: Record<string, unknown> = {}, who = 'local providers'): Promise<Row[]> {
   progress('voice: starting a server with the local providers (pocketsphinx + flite)');
   const server = await ChildServer.start();
   const clients: VoiceClient[] = [];
@@ -462,9 +464,9 @@ async function localProviders(): Promise<Row[]> {
     const speech = toFrames(endAligned(fixture(SPEECH)));
     let client: VoiceClient;
     try {
-      client = await VoiceClient.open(server.wsUrl, start(server), { idle });
+      client = await VoiceClient.open(server.wsUrl, start(server, mode), { idle });
     } catch (error) {
-      return [{ benchmark: name, metric: 'local providers: end of speech → first audio', value: '-', unit: '', note: `not run: ${error instanceof Error ? error.message : String(error)}` }];
+      return [{ benchmark: name, metric: `${who}: end of speech → first audio`, value: '-', unit: '', note: `not run: ${error instanceof Error ? error.message : String(error)}` }];
     }
     clients.push(client);
     client.mic.start();
@@ -487,17 +489,17 @@ async function localProviders(): Promise<Row[]> {
     return [
       {
         benchmark: name,
-        metric: 'local providers: end of speech → first audio byte p50',
+        metric: `${who}: end of speech → first audio byte p50`,
         value: round(percentile(eosAudio, 50), 1),
         unit: 'ms',
         note:
           `pocketsphinx + flite + local model (0 ms/word), one session, ${samples.length} sequential utterances of ${SPEECH} after 1 warm-up; p95 ${round(percentile(eosAudio, 95), 1)} ms; ` +
-          `of which end of speech → asr p50 ${round(percentile(eosAsr, 50), 1)} ms (${dft} ms configured silence + recognition) and asr → first audio p50 ${round(percentile(asrAudio, 50), 1)} ms (model + flite synthesis of the first sentence); ` +
+          `of which end of speech → asr p50 ${round(percentile(eosAsr, 50), 1)} ms (${mode.flow ? `the eager reply starts after ${endpointerOptions(undefined, true).eagerSilenceMs} ms of silence, half the ${dft} ms end of turn, with the words recognised so far` : `${dft} ms configured silence + recognition`}) and asr → first audio p50 ${round(percentile(asrAudio, 50), 1)} ms (model + flite synthesis of the first sentence); ` +
           `${right}/${samples.length} transcripts exact`,
       },
       {
         benchmark: name,
-        metric: 'local providers: CPU per utterance, whole process tree',
+        metric: `${who}: CPU per utterance, whole process tree`,
         value: Math.round(cpu / samples.length),
         unit: 'ms CPU',
         note:
@@ -506,7 +508,7 @@ async function localProviders(): Promise<Row[]> {
       },
       {
         benchmark: name,
-        metric: 'local providers: talking sessions per core (est.)',
+        metric: `${who}: talking sessions per core (est.)`,
         value: Math.floor(wall / cpu),
         unit: 'sessions',
         note: `target ≥ 12; one core's time divided by the CPU one continuously talking session used (row above): sessions that talk like it, models in the box`,

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { guardFlags, release, stopNativeWork } from './native-thread-guard.ts';
 
 const ENTRY = new URL('./silero-worker.mjs', import.meta.url);
 
@@ -26,12 +27,11 @@ class SileroThread {
   dead = false;
   readonly ready: Promise<void>;
 
-  /** [busy, stopping]: shared with the thread so the process's exit can wait out a load or a batch in flight. */
-  private readonly control = new Int32Array(new SharedArrayBuffer(8));
+  /** [busy, stopping] (native-thread-guard.ts): the process's exit waits out a load or a batch in flight. */
+  private readonly control = guardFlags();
 
   constructor(modelPath: string) {
     this.worker = new Worker(ENTRY, { execArgv: [], stdout: false, stderr: false, workerData: { modelPath, control: this.control } });
-    process.once('exit', this.quiesce);
     // Sessions hold the process open, not an idle detector thread.
     this.worker.unref();
     let ready!: () => void;
@@ -50,6 +50,7 @@ class SileroThread {
     });
     this.worker.on('error', () => undefined);
     this.worker.on('exit', () => {
+      release(this.control);
       this.dead = true;
       failed(new Error('the Silero thread stopped while loading'));
       for (const waiter of this.pending.values()) waiter.reject(new Error('the Silero thread stopped'));
@@ -70,22 +71,9 @@ class SileroThread {
   }
 
   stop(): Promise<number> {
-    process.off('exit', this.quiesce);
-    this.quiesce();
+    stopNativeWork(this.control);
     return this.worker.terminate();
   }
-
-  /**
-   * The process is exiting: no new load or batch starts, and the exit waits (at most 2 s, a model
-   * load on a starved machine) for the one in flight. onnxruntime aborts the whole process
-   * (Napi::Error, exit 134) when its thread is torn down in the middle of a load or a run; an
-   * idle thread goes quietly.
-   */
-  private readonly quiesce = (): void => {
-    Atomics.store(this.control, 1, 1);
-    const deadline = Date.now() + 2000;
-    while (Atomics.load(this.control, 0) === 1 && Date.now() < deadline) Atomics.wait(this.control, 0, 1, 50);
-  };
 }
 
 let shared: SileroThread | undefined;

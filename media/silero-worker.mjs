@@ -5,7 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 
 const port = parentPort;
-// [busy, stopping] (silero-thread.ts): while the process exits no import, load or run starts,
+// [busy, stopping] (native-thread-guard.ts): while the process exits no import, load or run starts,
 // and the exit waits for busy to clear. onnxruntime aborts the process when the thread is torn
 // down in the middle of any of them.
 const control = workerData.control;

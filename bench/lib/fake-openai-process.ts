@@ -5,9 +5,10 @@
  * word per delta, so both paths carry the same text in the same number of deltas.
  * Prints `listening on <url> ` (ChildServer's contract).
  *
- * BENCH_FAKE_STAMPS=<file>: appends `<last user message>\t<arrived ns>\t<first text written ns>`
- * for every reply (process.hrtime.bigint(), the machine's one monotonic clock), flushed every
- * 200 ms, so the bench can take the fake's own time out of each turn's latency.
+ * BENCH_FAKE_STAMPS=<file>: appends `<last user message>\t<arrived ns>\t<first text sent ns>\t<first
+ * text queued ns>` for every reply (sent: its bytes handed to the kernel; queued: its
+ * res.write(); process.hrtime.bigint(), the machine's one monotonic clock), flushed every 200 ms,
+ * so the bench can take the fake's own time out of each turn's latency.
  */
 import { appendFileSync } from 'node:fs';
 import { composeLocalReply } from '../../session/providers/local-reply.ts';
@@ -19,9 +20,9 @@ fake.script((body: { messages: ChatMessage[] }) => ({ text: composeLocalReply(bo
 const stampsFile = process.env.BENCH_FAKE_STAMPS;
 if (stampsFile) {
   let lines = '';
-  fake.onFirstText = (arrivedNs, firstNs, body) => {
+  fake.onFirstText = (arrivedNs, firstNs, body, queuedNs) => {
     const messages = (body as { messages: ChatMessage[] }).messages;
-    lines += `${messages[messages.length - 1]?.content ?? ''}\t${arrivedNs}\t${firstNs}\n`;
+    lines += `${messages[messages.length - 1]?.content ?? ''}\t${arrivedNs}\t${firstNs}\t${queuedNs}\n`;
   };
   setInterval(() => {
     if (lines === '') return;

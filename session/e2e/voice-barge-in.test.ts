@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
 import { startSession, type WsTestClient } from '../../signaling/testing/ws-test-client.ts';
 import { concat, loadFixture, roomTone, streamRealtime } from '../../media/testing/audio-stream.ts';
@@ -19,6 +19,9 @@ let t: TestServer;
 let n = 0;
 beforeAll(async () => {
   t = await startTestServer({ LOCAL_LLM_WORD_DELAY_MS: '10' });
+  // The reference reply starts beside the tests rather than after the first of them; a failure
+  // reaches every test that awaits it.
+  referenceAudio().catch(() => undefined);
 });
 afterAll(async () => {
   await t.stop();
@@ -49,18 +52,21 @@ function scaled(samples: Int16Array, db: number): Int16Array {
   return Int16Array.from(samples, (v) => Math.round(v * gain));
 }
 
-let reference: Buffer;
-async function referenceAudio(): Promise<Buffer> {
-  if (!reference) {
-    const { client, audio } = await replyWith(undefined);
-    reference = audio;
+/** The reply heard with nothing played into it, made once. */
+let reference: Promise<Buffer> | undefined;
+function referenceAudio(): Promise<Buffer> {
+  reference ??= replyWith(undefined).then(({ client, audio }) => {
     client.close();
-  }
+    return audio;
+  });
   return reference;
 }
 
-describe('false-interruption recovery (Silero)', () => {
-  it('a backchannel resumes the reply from the paused point: no interrupted, no lost or repeated audio', async () => {
+// Each test waits out a 6 s reply in real time on a session of its own, so they run side by
+// side (four voice sessions and the reference are a light load for one server); assertions use each test's own
+// `expect` so a failure names its test.
+describe.concurrent('false-interruption recovery (Silero)', () => {
+  it('a backchannel resumes the reply from the paused point: no interrupted, no lost or repeated audio', async ({ expect }) => {
     const { client, done, audio, gaps } = await replyWith(loadFixture('okay.wav'));
     expect(done.status).toBe('completed');
     expect(client.all('interrupted')).toHaveLength(0);
@@ -76,7 +82,7 @@ describe('false-interruption recovery (Silero)', () => {
     client.close();
   });
 
-  it('a short backchannel the recogniser hears as two other words ("yeah" as "you have") resumes the reply', async () => {
+  it('a short backchannel the recogniser hears as two other words ("yeah" as "you have") resumes the reply', async ({ expect }) => {
     const { client, done, audio } = await replyWith(loadFixture('yeah.wav'));
     expect(done.status).toBe('completed');
     expect(client.all('interrupted')).toHaveLength(0);
@@ -85,7 +91,7 @@ describe('false-interruption recovery (Silero)', () => {
     client.close();
   });
 
-  it('a voice 16 dB under the user\'s level (someone across the room) does not interrupt or take a turn', async () => {
+  it('a voice 16 dB under the user\'s level (someone across the room) does not interrupt or take a turn', async ({ expect }) => {
     const { client, done, audio } = await replyWith(scaled(loadFixture('name.wav'), -16));
     expect(done.status).toBe('completed');
     expect(client.all('interrupted')).toHaveLength(0);
@@ -94,15 +100,19 @@ describe('false-interruption recovery (Silero)', () => {
     client.close();
   });
 
-  it('a cough resumes it (Silero does not even pause for it)', async () => {
+  it('a cough resumes it (Silero does not even pause for it)', async ({ expect }) => {
     const { client, done, audio } = await replyWith(loadFixture('cough.wav'));
     expect(done.status).toBe('completed');
     expect(client.all('interrupted')).toHaveLength(0);
     expect(audio.equals(await referenceAudio())).toBe(true);
     client.close();
   });
+});
 
-  it('a steady tone does not interrupt', async () => {
+// The tone runs alone, as before: it checks that the downlink never pauses at all, and with the
+// other four beside it that failed once in eleven runs (a 1.5 s pause; cause not found).
+describe('a steady tone (Silero)', () => {
+  it('does not interrupt', async ({ expect }) => {
     const { client, done, audio, gaps } = await replyWith(loadFixture('tone.wav'));
     expect(done.status).toBe('completed');
     expect(client.all('interrupted')).toHaveLength(0);

@@ -1,8 +1,10 @@
 /**
  * The Chat Completions stream as it arrives: a BodySink fed by undici's parser (Upstream.stream)
- * that cuts SSE events from the bytes, reads each `chat.completion.chunk` and queues the
- * ModelEvents, so the adapter's generator yields everything one read brought without waiting,
- * and waits (one promise) only when the queue is empty.
+ * that cuts SSE events from the bytes as they come, and reads each `chat.completion.chunk` into
+ * ModelEvents when the adapter's generator asks for the next event: a read that brought a whole
+ * answer (one HTTP chunk per event) is cut into strings while undici parses it, and only the
+ * first chunk's JSON is read before the first text is yielded (reading all of them first held
+ * the first text ~0.1 ms). The generator waits (one promise) only when nothing is pending.
  */
 import { randomUUID } from 'node:crypto';
 import type { ModelError, ModelEvent, ToolCallRequest } from './llm.ts';
@@ -24,7 +26,9 @@ export class ChunkReader implements BodySink {
   private head = 0;
   private readonly sse = new SseParser();
   private readonly acc = new CompletionAccumulator();
+  /** SSE data cut from the body, not read yet: `payloads[read..]`. */
   private readonly payloads: string[] = [];
+  private read = 0;
   private wake: (() => void) | undefined;
 
   constructor(
@@ -32,18 +36,17 @@ export class ChunkReader implements BodySink {
     private readonly onWarning?: (message: string) => void,
   ) {}
 
-  /** The next queued event, or undefined when none is waiting. */
+  /** The next event, or undefined when none is waiting (or the stream failed: see `failure`). */
   next(): ModelEvent | undefined {
-    if (this.head < this.queue.length) {
-      const event = this.queue[this.head] as ModelEvent;
-      this.head += 1;
-      if (this.head === this.queue.length) {
-        this.queue.length = 0;
-        this.head = 0;
-      }
-      return event;
+    while (this.head === this.queue.length && this.takeOne());
+    if (this.head === this.queue.length) return undefined;
+    const event = this.queue[this.head] as ModelEvent;
+    this.head += 1;
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
     }
-    return undefined;
+    return event;
   }
 
   /** Resolves at the next read, end or failure. */
@@ -56,13 +59,13 @@ export class ChunkReader implements BodySink {
   data(chunk: Buffer): void {
     if (this.finished || this.failure) return;
     this.sse.push(chunk, this.payloads);
-    this.take();
+    if (this.read < this.payloads.length) this.notify();
   }
 
   end(): void {
     if (this.finished || this.failure) return;
     this.sse.end(this.payloads);
-    this.take();
+    this.takeAll();
     if (!this.finished && !this.failure) {
       if (this.acc.finishReason === undefined) this.failure = this.upstream.fail('ended_early', 'the stream ended without a finish_reason or [DONE]');
       else this.close();
@@ -72,25 +75,36 @@ export class ChunkReader implements BodySink {
 
   error(error: Error): void {
     if (this.finished || this.failure) return;
-    if (error === Upstream.CALLER_ABORTED) this.aborted = true;
-    else this.failure = this.upstream.bodyFailure(error);
+    if (error === Upstream.CALLER_ABORTED) {
+      this.aborted = true;
+    } else {
+      // What arrived before the break is still delivered, then the failure.
+      this.takeAll();
+      this.failure ??= this.upstream.bodyFailure(error);
+    }
     this.notify();
   }
 
-  /** Turns the events completed by this read into ModelEvents. */
-  private take(): void {
-    const payloads = this.payloads;
+  private takeAll(): void {
+    while (this.takeOne());
+  }
+
+  /** Reads the next pending chunk into events; false when none is pending or the stream is over. */
+  private takeOne(): boolean {
+    if (this.finished || this.failure || this.read === this.payloads.length) return false;
+    const data = this.payloads[this.read] as string;
+    this.read += 1;
+    if (this.read === this.payloads.length) {
+      this.payloads.length = 0;
+      this.read = 0;
+    }
     try {
-      for (let i = 0; i < payloads.length && !this.finished; i += 1) {
-        const data = payloads[i] as string;
-        if (data === '[DONE]') this.close();
-        else this.acc.apply(this.parseChunk(data), this.queue);
-      }
+      if (data === '[DONE]') this.close();
+      else this.acc.apply(this.parseChunk(data), this.queue);
     } catch (error) {
       this.failure = error as ModelError;
     }
-    payloads.length = 0;
-    this.notify();
+    return true;
   }
 
   /** The answer is complete: its tool calls, usage and finish follow the text. */

@@ -74,11 +74,13 @@ export class OpenAiLanguageModel implements LanguageModel {
     let released = false;
     try {
       for (;;) {
-        if (reader.finished && !released) {
-          handle.release();
-          released = true;
-        }
         for (let event = reader.next(); event !== undefined; event = reader.next()) {
+          // The stream is over ([DONE] or the body's end, read by next()): the connection is let
+          // go before the last events are yielded, since the consumer may stop at any of them.
+          if (reader.finished && !released) {
+            handle.release();
+            released = true;
+          }
           yield event;
           if (signal.aborted) return;
         }

@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
 import { PocketsphinxSpeechToText } from './pocketsphinx-asr.ts';
@@ -91,4 +93,28 @@ describe('PocketsphinxSpeechToText (warm decoders in a worker)', () => {
     feed(next, concat(loadFixture('name.wav'), roomTone(300)));
     expect(await next.finish()).toBe('my name is robert');
   });
+});
+
+describe('a process that ends while its recognisers are inside libpocketsphinx', () => {
+  /** Runs session/testing/pocketsphinx-exit.ts; several at once, which starves their loads a little. */
+  function run(env: Record<string, string>): Promise<{ env: Record<string, string>; status: number | null; stderr: string }> {
+    const script = fileURLToPath(new URL('../testing/pocketsphinx-exit.ts', import.meta.url));
+    return new Promise((resolve) => {
+      execFile(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, timeout: 30_000 }, (error, _stdout, stderr) => {
+        resolve({ env, status: error ? ((error as { code?: number }).code ?? null) : 0, stderr: stderr.slice(0, 200) });
+      });
+    });
+  }
+
+  it('exits cleanly during the model load, after close() during it, and during a decode (koffi aborted with exit 134)', async () => {
+    // A model loads in ~0.4-0.9 s: these exits land inside the load; close() used to terminate a
+    // thread still loading after 1 s; the decode exits land inside the last frames' search.
+    const runs = [
+      ...[150, 450].map((ms) => ({ MODE: 'exit', EXIT_AFTER_MS: String(ms) })),
+      { MODE: 'close' },
+      { MODE: 'decode', EXIT_AFTER_MS: '0' },
+    ];
+    const results = await Promise.all(runs.map(run));
+    expect(results).toEqual(runs.map((env) => ({ env, status: 0, stderr: '' })));
+  }, 60_000);
 });

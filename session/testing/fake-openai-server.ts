@@ -54,12 +54,12 @@ export interface FakeOpenAiServer {
   /** TCP connections opened so far (keep-alive reuse shows as fewer connections than requests). */
   readonly connections: number;
   /**
-   * Benchmarks: called once the first non-empty text chunk of a reply is written, with
-   * `process.hrtime.bigint()` stamps (one clock for every process on the machine) of the request's
-   * arrival (its headers parsed) and of that write, so a bench can take the model's own time out
-   * of an end-to-end latency.
+   * Benchmarks: called once the first non-empty text chunk of a reply has reached the kernel,
+   * with `process.hrtime.bigint()` stamps (one clock for every process on the machine) of the
+   * request's arrival (its headers parsed), of that socket write, and of the `res.write()` that
+   * queued the chunk, so a bench can take the model's own time out of an end-to-end latency.
    */
-  onFirstText: ((arrivedNs: bigint, firstTextNs: bigint, body: unknown) => void) | undefined;
+  onFirstText: ((arrivedNs: bigint, firstTextNs: bigint, body: unknown, queuedNs: bigint) => void) | undefined;
   close(): Promise<void>;
 }
 
@@ -78,7 +78,7 @@ class FakeServer implements FakeOpenAiServer {
   requests: unknown[] = [];
   headers: Record<string, string | undefined>[] = [];
   delayMs = 0;
-  onFirstText: ((arrivedNs: bigint, firstTextNs: bigint, body: unknown) => void) | undefined;
+  onFirstText: ((arrivedNs: bigint, firstTextNs: bigint, body: unknown, queuedNs: bigint) => void) | undefined;
   private readonly queue: FakeReply[] = [];
   private scripted: ((body: any, index: number) => FakeReply) | undefined;
   private readonly server: Server = createServer(routeRequests((req, res, path) => this.handle(req, res, path)));
@@ -130,7 +130,12 @@ class FakeServer implements FakeOpenAiServer {
     const options = (body as { stream_options?: { include_usage?: unknown } }).stream_options;
     const usage = options?.include_usage === true ? { promptTokens: promptTokensOf(body) } : undefined;
     const hook = this.onFirstText;
-    const onFirstText = hook ? (): void => hook(arrivedNs, process.hrtime.bigint(), body) : undefined;
+    const onFirstText = hook
+      ? (): void => {
+          const queuedNs = process.hrtime.bigint();
+          whenSent(res, () => hook(arrivedNs, process.hrtime.bigint(), body, queuedNs));
+        }
+      : undefined;
     await this.reply(res, reply, new ChunkWriter(res, `chatcmpl-fake-${index}`, model, this.delayMs, usage, onFirstText));
   }
 
@@ -271,6 +276,27 @@ function argumentFragments(args: unknown): string[] {
   const fragments: string[] = [];
   for (let i = 0; i < text.length; i += size) fragments.push(text.slice(i, i + size));
   return fragments;
+}
+
+/**
+ * Runs `stamp` as what `res` has queued is handed to the kernel. Node's http corks a response's
+ * socket at its first write and uncorks it on process.nextTick, so a reply written in one go
+ * (no delayMs) leaves in one write once all of it is composed: a stamp at `res.write()` would
+ * count the fake composing the rest of its reply as the client's time.
+ */
+function whenSent(res: ServerResponse, stamp: () => void): void {
+  const socket = res.socket;
+  if (!socket || (!socket.writableCorked && socket.writableLength === 0)) return stamp();
+  const own = socket as unknown as Record<string, unknown>;
+  const proto = Object.getPrototypeOf(socket) as Record<string, (...args: unknown[]) => void>;
+  for (const hook of ['_write', '_writev'] as const) {
+    own[hook] = function (this: unknown, ...args: unknown[]) {
+      delete own._write;
+      delete own._writev;
+      stamp();
+      return proto[hook]!.apply(this, args);
+    };
+  }
 }
 
 function startSse(res: ServerResponse): void {

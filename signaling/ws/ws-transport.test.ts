@@ -63,4 +63,28 @@ describe('WebSocketTransport', () => {
     expect(flushes() - before).toBe(2);
     client.close();
   });
+
+  it("a reply's first text_delta leaves at once; the tick's later frames still leave together", async () => {
+    const { transport, flushes, client, received } = await connect();
+    const before = flushes();
+    const turn = (id: string, words: string[]): void => {
+      transport.sendFrame({ type: 'turn', turn_id: id });
+      for (const delta of words) transport.sendFrame({ type: 'text_delta', turn_id: id, delta });
+    };
+    // A whole answer in one tick (it came in one read): turn + first delta, then the rest.
+    turn('t1', ['Hi ', 'there ', 'you.']);
+    expect(flushes() - before).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(flushes() - before).toBe(2);
+    // Later deltas of the same reply batch as before; the next reply's first delta is flushed again.
+    for (const delta of ['More ', 'words.']) transport.sendFrame({ type: 'text_delta', turn_id: 't1', delta });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(flushes() - before).toBe(3);
+    turn('t2', ['Next.']);
+    expect(flushes() - before).toBe(4);
+    await new Promise((resolve) => client.on('message', () => received.length === 8 && resolve(undefined)));
+    const shown = received.map((r) => JSON.parse(r) as { type: string; delta?: string });
+    expect(shown.map((f) => f.delta ?? f.type)).toEqual(['turn', 'Hi ', 'there ', 'you.', 'More ', 'words.', 'turn', 'Next.']);
+    client.close();
+  });
 });

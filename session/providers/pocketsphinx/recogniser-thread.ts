@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { guardFlags, release } from '../../../media/native-thread-guard.ts';
 import { SpeechProviderError } from '../tts.ts';
 import type { RecogniserCommand, RecogniserEvent } from './protocol.ts';
 
@@ -23,9 +24,11 @@ export class RecogniserThread {
   idleSince = Date.now();
   dead = false;
   readonly ready: Promise<void>;
+  /** [busy, stopping] (media/native-thread-guard.ts): the process's exit waits out a call into the library. */
+  private readonly flags = guardFlags();
 
   constructor(private readonly onDead: (thread: RecogniserThread) => void) {
-    this.worker = new Worker(ENTRY, { execArgv: [], stdout: false, stderr: false });
+    this.worker = new Worker(ENTRY, { execArgv: [], stdout: false, stderr: false, workerData: { flags: this.flags } });
     // Sessions hold the process open, not an idle recogniser.
     this.worker.unref();
     let markReady!: () => void;
@@ -38,6 +41,7 @@ export class RecogniserThread {
     });
     this.worker.on('error', () => {});
     this.worker.on('exit', () => {
+      release(this.flags);
       this.dead = true;
       markReady();
       for (const id of [...this.finals.keys(), ...this.partials.keys(), ...this.posteriors.keys()]) this.settle(id, new Error('the recogniser stopped'));
@@ -77,14 +81,19 @@ export class RecogniserThread {
     });
   }
 
-  /** Asks the thread to exit between two commands; terminates it if it has not after a second. */
+  /**
+   * Asks the thread to exit once the commands before this are done, and waits for it. Never a
+   * terminate: a thread still loading its model (over a second on a starved machine) or inside a
+   * decode would be torn down inside a native call, which aborts the process; and a thread that
+   * has returned from the library always reaches the close command.
+   */
   async close(): Promise<void> {
     if (this.dead) return;
     const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    // Whoever waits for the close holds the process open until the thread is gone.
+    this.worker.ref();
     this.send({ t: 'close', id: 0 });
-    const timer = setTimeout(() => void this.worker.terminate(), 1000);
     await exited;
-    clearTimeout(timer);
   }
 
   private settle(id: number, outcome: string | Error): void {

@@ -1,11 +1,35 @@
 // One recogniser thread: a decoder loaded once, then utterance after utterance. Decoding is CPU
 // work in C; it runs here so the event loop that paces audio never waits on it, and several of
 // these threads decode in parallel on several cores. Messages: see protocol.ts.
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { Decoder } from './decoder.mjs';
 
 const port = parentPort;
-const decoder = new Decoder();
+// [busy, stopping] (media/native-thread-guard.ts): no call into libpocketsphinx starts while the
+// process exits, and the exit waits for the one in flight. koffi aborts the process (FATAL ERROR
+// napi_throw) when the thread is torn down inside one, e.g. a server stopped while its
+// recognisers load their models.
+const flags = workerData.flags;
+const idle = () => {
+  Atomics.store(flags, 0, 0);
+  Atomics.notify(flags, 0);
+};
+/** Busy before the stopping check (the exit sets them the other way round): one of the two sees the other. */
+function begin() {
+  Atomics.store(flags, 0, 1);
+  if (Atomics.load(flags, 1) === 1) {
+    idle();
+    process.exit(0);
+  }
+}
+
+begin();
+let decoder;
+try {
+  decoder = new Decoder();
+} finally {
+  idle();
+}
 /** The utterance being decoded; commands for any other id are stale and answered empty. */
 let current;
 
@@ -45,11 +69,14 @@ function handle(command) {
 }
 
 port.on('message', (command) => {
+  begin();
   try {
     handle(command);
   } catch (error) {
     current = undefined;
     port.postMessage({ t: 'failed', id: command.id, error: error instanceof Error ? error.message : String(error) });
+  } finally {
+    idle();
   }
 });
 port.postMessage({ t: 'ready' });

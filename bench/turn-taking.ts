@@ -13,6 +13,7 @@ import { buildCorpus, PAUSE_MS, SNRS, type Corpus, type OverlapClip, type Overla
 import { curveSvg, type CurveSeries } from './turn-taking/curve-svg.ts';
 import { forSplit, ProbeRecogniser, runEndOfTurn, type EotResult, type EotSystem } from './turn-taking/end-of-turn.ts';
 import { runOverlaps, type OverlapOutcome } from './turn-taking/overlaps.ts';
+import { probeCpu } from './turn-taking/probe-cpu.ts';
 import type { Row } from './types.ts';
 import { fixedLoad } from './voice.ts';
 
@@ -27,7 +28,7 @@ const THRESHOLDS = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5];
 const DEFAULT_THRESHOLD = 0.45;
 const SVG = fileURLToPath(new URL('./results-turn-taking.svg', import.meta.url));
 const pct = (n: number, of: number): number => (of === 0 ? 0 : round((100 * n) / of, 1));
-/** TURN_BENCH_PARTS=cpu,eot,overlaps,capacity (default all) runs some of it. */
+/** TURN_BENCH_PARTS=cpu,eot,overlaps,capacity (default all) runs some of it (cpu: the VADs' and the recogniser's at a pause). */
 const PARTS = new Set((process.env.TURN_BENCH_PARTS ?? 'cpu,eot,overlaps,capacity').split(','));
 
 export async function run(): Promise<Row[]> {
@@ -46,7 +47,8 @@ export async function run(): Promise<Row[]> {
       rows.push({ benchmark: B, metric: `${key}: FAILED`, value: '-', unit: '', note: error instanceof Error ? error.message.slice(0, 200) : String(error) });
     }
   };
-  await part('cpu', () => vadCpu(fvad, silero));
+  // Every 9th paused utterance: 32 of them, every voice and pause length.
+  await part('cpu', async () => [...(await vadCpu(fvad, silero)), ...probeCpu(corpus.turns.filter((t) => t.pauses.length > 0).filter((_, i) => i % 9 === 0))]);
   await part('eot', () => endOfTurnRows(corpus, fvad, silero, corpusNote));
   await part('overlaps', () => overlapTrials(corpus.overlaps));
   await part('capacity', () => capacity());
@@ -56,14 +58,16 @@ export async function run(): Promise<Row[]> {
 /**
  * BENCH_BASELINE=<ref>: that commit's word rules (session/voice/lexical-cue.ts in the tree
  * bench/lib/baseline.ts extracts) beside this tree's, on the same probes; with its recheck only
- * if its endpointer had one.
+ * if its endpointer had one, and the last word's posterior only if its had that.
  */
 async function baselineCue(vad: VadFactory): Promise<EotSystem[]> {
   const base = baseline();
   if (!base) return [];
   const module = (await import(pathToFileURL(join(base.dir, 'session/voice/lexical-cue.ts')).href)) as { lexicalCue: (text: string) => TurnCue };
-  const recheck = readFileSync(join(base.dir, 'media/endpointer.ts'), 'utf8').includes('recheckSilenceMs');
-  return [{ name: `silero + lexical cue (baseline ${base.ref})`, vad, lexical: true, cue: module.lexicalCue, recheck }];
+  const endpointer = readFileSync(join(base.dir, 'media/endpointer.ts'), 'utf8');
+  const recheck = endpointer.includes('recheckSilenceMs');
+  const posterior = endpointer.includes('minLastWordPosterior');
+  return [{ name: `silero + lexical cue (baseline ${base.ref})`, vad, lexical: true, cue: module.lexicalCue, recheck, posterior }];
 }
 
 async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactory, corpusNote: string): Promise<Row[]> {
@@ -91,7 +95,8 @@ async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactor
   probes.save();
   await stt.close();
   writeFileSync(SVG, curveSvg(curves, 'End-of-turn delay vs false cut-offs across turn_end_threshold'));
-  rows.push({
+  // Every probe from the cache: nothing was decoded, no latency to report.
+  if (probes.decodes > 0) rows.push({
     benchmark: B,
     metric: 'probe decode latency p50 (lexical cue)',
     value: round(percentile(probes.latencies, 50), 0),

@@ -10,8 +10,8 @@ import { vadFrames } from './testing/vad-frames.ts';
 const factories: Record<string, () => Promise<VadFactory>> = { webrtc: () => createFvadFactory(3), silero: () => createSileroFactory() };
 
 /** Runs a clip (with room tone around it) through a real VAD and the endpointer; turn ends in ms after the end of speech. */
-/** `recheckChanged`: what the recheck answers, at once (the words changed or not). */
-async function endsAfterSpeech(vad: VadFactory, clip: Int16Array, options: EndpointerOptions, cueAt?: { afterProbeMs: number; cue: TurnCue }, recheckChanged = false): Promise<number[]> {
+/** `recheckChanged`, `posterior`: what the recheck answers, at once (the words changed or not, the last word's posterior). */
+async function endsAfterSpeech(vad: VadFactory, clip: Int16Array, options: EndpointerOptions, cueAt?: { afterProbeMs: number; cue: TurnCue }, recheckChanged = false, posterior?: number): Promise<number[]> {
   const endpointer = new Endpointer(options);
   const audio = concat(roomTone(300), clip, roomTone(3000));
   const speechEndMs = 300 + clip.length / 16;
@@ -22,7 +22,7 @@ async function endsAfterSpeech(vad: VadFactory, clip: Int16Array, options: Endpo
     if (cueAt && probeAt !== undefined && now - probeAt >= cueAt.afterProbeMs) endpointer.setCue(cueAt.cue);
     for (const event of endpointer.push(frame, speech, rmsDbfs(frame))) {
       if (event.type === 'pause_probe') probeAt = now;
-      if (event.type === 'pause_recheck') endpointer.setRecheck(recheckChanged);
+      if (event.type === 'pause_recheck') endpointer.setRecheck(recheckChanged, posterior);
       if (event.type === 'turn_end') ends.push(now - speechEndMs);
     }
   }
@@ -95,6 +95,29 @@ describe('endpointer', () => {
       expect(changed).toBeLessThanOrEqual(options.incompleteSilenceMs + 100);
       // Without the lexical cue there is no recheck.
       expect(plain().recheckSilenceMs).toBe(0);
+    });
+
+    it('a last word the recogniser doubts at the recheck (posterior under 0.15) holds the pause as incomplete; a sure one, or none, does not', async () => {
+      vad ??= await factories[name]!();
+      const options = endpointerOptions();
+      expect(options.minLastWordPosterior).toBe(0.15);
+      const twelve = loadFixture('twelve.wav');
+      const [doubted] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'neutral' }, false, 0.05);
+      const [doubtedQuestion] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'question' }, false, 0.14);
+      const [sure] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'neutral' }, false, 0.15);
+      const [unknown] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'neutral' }, false, undefined);
+      for (const held of [doubted, doubtedQuestion]) {
+        expect(held).toBeGreaterThanOrEqual(options.incompleteSilenceMs);
+        expect(held).toBeLessThanOrEqual(options.incompleteSilenceMs + 100);
+      }
+      for (const ended of [sure, unknown]) {
+        expect(ended).toBeGreaterThanOrEqual(options.endSilenceMs);
+        expect(ended).toBeLessThan(options.endSilenceMs + 100);
+      }
+      // Off (0), or without the lexical cue, the posterior changes nothing.
+      const [off] = await endsAfterSpeech(vad, twelve, { ...options, minLastWordPosterior: 0 }, { afterProbeMs: 20, cue: 'neutral' }, false, 0.05);
+      expect(off).toBeLessThan(options.endSilenceMs + 100);
+      expect(plain().minLastWordPosterior).toBe(0);
     });
 
     it('a cue still being recognised at the usual end holds the turn at most cueWaitMs more', async () => {

@@ -15,7 +15,10 @@ import { VAD_FRAME_MS } from './vad.ts';
  * at the usual end, the turn waits for it, at most cueWaitMs more. At recheckSilenceMs the words
  * are asked again (`pause_recheck`): if they changed, the recogniser is still unsure of what it
  * heard (a mis-heard "um" or "the" comes back as one word, then another), and the pause is held
- * as incomplete (setRecheck); the turn waits for that answer too.
+ * as incomplete (setRecheck); the turn waits for that answer too. So is a pause whose last word
+ * the recogniser itself doubts: its posterior (from the recogniser's word lattice) under
+ * minLastWordPosterior. Mis-heard words at a pause ("the" heard as "they", "and" as "then")
+ * score low there, and they are what the word rules cannot see through.
  */
 
 export const DEFAULT_TURN_END_THRESHOLD = 0.45;
@@ -51,6 +54,8 @@ export interface EndpointerOptions {
   cueWaitMs: number;
   /** Silence at which the probe's words are asked again (setRecheck); 0 disables. */
   recheckSilenceMs: number;
+  /** A recheck whose last word has a lower posterior than this holds the pause (0 disables). */
+  minLastWordPosterior: number;
   /** The lexical cue is on: a probe's words set it (setCue), and the turn waits for them. */
   lexical: boolean;
 }
@@ -73,6 +78,7 @@ export function endpointerOptions(threshold?: number, eager = false, lexical = t
     questionSilenceMs: Math.max(MIN_QUESTION_SILENCE_MS, Math.round((endSilenceMs * 0.6) / VAD_FRAME_MS) * VAD_FRAME_MS),
     cueWaitMs: CUE_WAIT_MS,
     recheckSilenceMs: lexical ? PROBE_SILENCE_MS + RECHECK_AFTER_MS : 0,
+    minLastWordPosterior: lexical ? MIN_LAST_WORD_POSTERIOR : 0,
   };
 }
 
@@ -82,6 +88,8 @@ const MIN_QUESTION_SILENCE_MS = 120;
 const CUE_WAIT_MS = 500;
 /** 60 ms after the probe: measured on the corpus, the partial of a mis-heard pause changes by then. */
 const RECHECK_AFTER_MS = 60;
+/** Chosen on the corpus's tuning half (bench/results-turn-taking.md). */
+const MIN_LAST_WORD_POSTERIOR = 0.15;
 
 export interface SpeechMeasure {
   voicedMs: number;
@@ -144,11 +152,16 @@ export class Endpointer {
     if (this.inSegment && this.probeFired && !this.rechecked) this.cue = cue;
   }
 
-  /** The recheck's answer: `changed` words hold the pause as incomplete. */
-  setRecheck(changed: boolean): void {
+  /**
+   * The recheck's answer: words that `changed` since the probe, or a last word whose
+   * `posterior` (0–1, undefined when the recogniser has none) is under minLastWordPosterior,
+   * hold the pause as incomplete.
+   */
+  setRecheck(changed: boolean, posterior?: number): void {
     if (!this.inSegment || !this.recheckFired || this.rechecked) return;
     this.rechecked = true;
-    if (changed) this.cue = 'incomplete';
+    const doubted = posterior !== undefined && posterior < this.options.minLastWordPosterior;
+    if (changed || doubted) this.cue = 'incomplete';
   }
 
   /** Silence needed to end the turn now (after a cue, or the usual end). */

@@ -4,7 +4,7 @@ import { rmsDbfs } from '../../media/pcm.ts';
 import { VAD_FRAME_MS, VAD_FRAME_SAMPLES, type VadFactory } from '../../media/vad.ts';
 import { vadFrames } from '../../media/testing/vad-frames.ts';
 import { concat, roomTone } from '../../media/testing/audio-stream.ts';
-import type { SpeechToText } from '../../session/providers/asr.ts';
+import type { SpeechToText, TranscriptionStream } from '../../session/providers/asr.ts';
 import { lexicalCue, words } from '../../session/voice/lexical-cue.ts';
 import type { Split, TurnClip } from '../turn-corpus/corpus.ts';
 
@@ -28,6 +28,10 @@ export interface EotSystem {
   cue?: (text: string) => TurnCue;
   /** false: the rules before the recheck (its answer is "unchanged" at once). */
   recheck?: boolean;
+  /** false: the recheck without the last word's posterior (the rules before it). */
+  posterior?: boolean;
+  /** Overrides the endpointer's minLastWordPosterior (the bench's sweep). */
+  minLastWordPosterior?: number;
 }
 
 export interface EotResult {
@@ -49,6 +53,8 @@ export function forSplit(r: EotResult, split: Split): EotResult {
 interface Decoded {
   text: string;
   latencyMs: number;
+  /** The recogniser's posterior of the last word (null: none, or a recogniser without one). */
+  posterior: number | null;
 }
 
 /**
@@ -66,6 +72,8 @@ export class ProbeRecogniser {
   private readonly cache = new Map<string, Decoded>();
   decodes = 0;
   latencies: number[] = [];
+  /** The recogniser hearing each segment being replayed, and how many of its frames it has. */
+  private readonly open = new Map<string, { stream: TranscriptionStream; written: number }>();
 
   constructor(
     private readonly stt: SpeechToText,
@@ -74,23 +82,45 @@ export class ProbeRecogniser {
     if (options.file && existsSync(options.file)) for (const [k, v] of Object.entries(JSON.parse(readFileSync(options.file, 'utf8')) as Record<string, Decoded>)) this.cache.set(k, v);
   }
 
+  /** The replay of these segments is over. */
+  release(prefix: string): void {
+    for (const [segment, { stream }] of this.open) {
+      if (!segment.startsWith(prefix)) continue;
+      stream.abort();
+      this.open.delete(segment);
+    }
+  }
+
   save(): void {
     if (this.options.file) writeFileSync(this.options.file, JSON.stringify(Object.fromEntries(this.cache)));
   }
 
-  async decode(key: string, frames: Int16Array[]): Promise<Decoded> {
+  /**
+   * The words of `frames` (a segment's audio so far; `segment` names it, `key` this point in it).
+   * As in VoiceInput, one recogniser hears the segment as it grows and is asked at each point.
+   */
+  async decode(segment: string, key: string, frames: Int16Array[]): Promise<Decoded> {
     const hit = this.cache.get(key);
-    if (hit) return this.options.fixedLatencyMs === undefined ? hit : { ...hit, latencyMs: this.options.fixedLatencyMs };
-    const stream = this.stt.open();
-    for (const f of frames) stream.write(f);
+    // Entries cached before the posterior was asked for are decoded again.
+    if (hit && 'posterior' in hit) return this.options.fixedLatencyMs === undefined ? hit : { ...hit, latencyMs: this.options.fixedLatencyMs };
+    let open = this.open.get(segment);
+    if (!open || !open.stream.partial) {
+      open?.stream.abort();
+      open = { stream: this.stt.open(), written: 0 };
+      this.open.set(segment, open);
+    }
+    const fresh = frames.length - open.written;
+    for (const f of frames.slice(open.written)) open.stream.write(f);
+    open.written = frames.length;
     // Live, the recogniser decodes while the user talks; give it that time before it must answer
     // (not when the latency is fixed: only the words count then, and they are the same).
-    if (this.options.fixedLatencyMs === undefined) await new Promise((r) => setTimeout(r, frames.length * VAD_FRAME_MS * 0.3));
+    if (this.options.fixedLatencyMs === undefined) await new Promise((r) => setTimeout(r, fresh * VAD_FRAME_MS * 0.3));
     const t0 = performance.now();
+    const stream = open.stream;
     // As VoiceInput does: a partial result when the recogniser has them, else it is closed.
     const text = stream.partial ? await stream.partial() : await stream.finish();
-    const result = { text, latencyMs: performance.now() - t0 };
-    if (stream.partial) stream.abort();
+    const posterior = (await stream.lastWordPosterior?.()) ?? null;
+    const result = { text, posterior, latencyMs: performance.now() - t0 };
     this.decodes += 1;
     this.latencies.push(result.latencyMs);
     this.cache.set(key, result);
@@ -130,13 +160,16 @@ export async function runEndOfTurn(system: EotSystem, clips: TurnClip[], thresho
 
 /** Turn ends (ms from the clip's start) for one clip at one threshold. */
 async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: Int16Array; speech: boolean }>, threshold: number, probes: ProbeRecogniser, trace?: EotTrace): Promise<number[]> {
-  const endpointer = new Endpointer(endpointerOptions(threshold, false, system.lexical));
+  const options = endpointerOptions(threshold, false, system.lexical);
+  if (system.minLastWordPosterior !== undefined) options.minLastWordPosterior = system.minLastWordPosterior;
+  const endpointer = new Endpointer(options);
   const cueOf = system.cue ?? lexicalCue;
   const ends: number[] = [];
+  const prefix = `${system.vad.provider}|${clip.id}|`;
   let segment: Int16Array[] = [];
   let segmentStart = 0;
   let cue: { atFrame: number; value: TurnCue } | undefined;
-  let recheck: { atFrame: number; changed: boolean } | undefined;
+  let recheck: { atFrame: number; changed: boolean; posterior: number | undefined } | undefined;
   let probe: { frame: number; text: string } | undefined;
   for (const [i, { frame, speech }] of frames.entries()) {
     if (cue && i >= cue.atFrame) {
@@ -144,7 +177,7 @@ async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: 
       cue = undefined;
     }
     if (recheck && i >= recheck.atFrame) {
-      endpointer.setRecheck(recheck.changed);
+      endpointer.setRecheck(recheck.changed, recheck.posterior);
       recheck = undefined;
     }
     if (endpointer.active) segment.push(frame);
@@ -153,19 +186,19 @@ async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: 
         segment = [...event.preroll];
         segmentStart = i;
       } else if (event.type === 'pause_probe') {
-        const decoded = await probes.decode(`${system.vad.provider}|${clip.id}|${segmentStart}|${i}`, segment);
+        const decoded = await probes.decode(`${prefix}${segmentStart}`, `${prefix}${segmentStart}|${i}`, segment);
         cue = { atFrame: i + Math.ceil(decoded.latencyMs / VAD_FRAME_MS), value: cueOf(decoded.text) };
         probe = { frame: i, text: decoded.text };
-        trace?.({ clip: clip.id, threshold, probeMs: i * VAD_FRAME_MS - LEAD_MS, latencyMs: Math.round(decoded.latencyMs), text: decoded.text, cue: cue.value });
+        trace?.({ clip: clip.id, threshold, probeMs: i * VAD_FRAME_MS - LEAD_MS, latencyMs: Math.round(decoded.latencyMs), text: decoded.text, posterior: decoded.posterior, cue: cue.value });
       } else if (event.type === 'pause_recheck') {
         if (system.recheck === false || !probe) {
           endpointer.setRecheck(false);
           continue;
         }
-        const again = await probes.decode(`${system.vad.provider}|${clip.id}|${segmentStart}|${probe.frame}|+${i - probe.frame}`, segment);
+        const again = await probes.decode(`${prefix}${segmentStart}`, `${prefix}${segmentStart}|${probe.frame}|+${i - probe.frame}`, segment);
         const changed = words(again.text).join(' ') !== words(probe.text).join(' ');
-        recheck = { atFrame: i + Math.ceil(again.latencyMs / VAD_FRAME_MS), changed };
-        trace?.({ clip: clip.id, threshold, recheckMs: i * VAD_FRAME_MS - LEAD_MS, text: again.text, changed });
+        recheck = { atFrame: i + Math.ceil(again.latencyMs / VAD_FRAME_MS), changed, posterior: system.posterior === false ? undefined : (again.posterior ?? undefined) };
+        trace?.({ clip: clip.id, threshold, recheckMs: i * VAD_FRAME_MS - LEAD_MS, text: again.text, posterior: again.posterior, changed });
       } else if (event.type === 'speech_resumed') {
         cue = undefined;
         recheck = undefined;
@@ -175,5 +208,6 @@ async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: 
       }
     }
   }
+  probes.release(prefix);
   return ends;
 }

@@ -10,7 +10,8 @@ import { forSplit, ProbeRecogniser, runEndOfTurn, type EotResult } from './end-o
  * TURN_THRESHOLDS=0.45,0.3 (default 0.45); TURN_PROBE_CACHE=/tmp/probes.json keeps the probes'
  * words between runs; TURN_PROBE_LATENCY_MS=n pretends each took n ms; TURN_TRACE=1 prints each
  * probe and turn end as a JSON line; TURN_EOT_PARALLEL=n replays n clips at once (default 1);
- * TURN_CORPUS_CACHE=dir keeps the synthesised speech; TURN_SPLIT=tuning|heldout replays one half only. Figures for the tuning half, the held-out
+ * TURN_CORPUS_CACHE=dir keeps the synthesised speech; TURN_SPLIT=tuning|heldout replays one half only;
+ * TURN_MIN_POSTERIOR=0,0.1,0.2 replays each floor on the last word's posterior (0: off). Figures for the tuning half, the held-out
  * half and the whole. The figures to report come from `npm run bench -- turn-taking`.
  */
 const corpus = buildCorpus(1);
@@ -23,13 +24,19 @@ const trace = process.env.TURN_TRACE ? (line: Record<string, unknown>) => consol
 const parallel = Number(process.env.TURN_EOT_PARALLEL ?? 1);
 const only = process.env.TURN_SPLIT;
 const clips = only ? corpus.turns.filter((c) => c.split === only) : corpus.turns;
-const results = await runEndOfTurn({ name: 'silero + lexical cue', vad: await createSileroFactory(), lexical: true }, clips, thresholds, probes, trace, parallel);
-probes.save();
-await stt.close();
-for (const r of results) {
-  for (const split of ['tuning', 'heldout'] as const) if (!only || only === split) console.log(`threshold ${r.threshold}, ${split}: ${summary(forSplit(r, split))}`);
-  if (!only) console.log(`threshold ${r.threshold}, whole: ${summary(r)}`);
+const vad = await createSileroFactory();
+// TURN_MIN_POSTERIOR=0,0.1,0.2: each floor on the recheck's last-word posterior (default: the product's).
+const floors = process.env.TURN_MIN_POSTERIOR?.split(',').map(Number) ?? [undefined];
+for (const floor of floors) {
+  const results = await runEndOfTurn({ name: 'silero + lexical cue', vad, lexical: true, minLastWordPosterior: floor }, clips, thresholds, probes, trace, parallel);
+  probes.save();
+  const label = floor === undefined ? '' : `, posterior floor ${floor}`;
+  for (const r of results) {
+    for (const split of ['tuning', 'heldout'] as const) if (!only || only === split) console.log(`threshold ${r.threshold}${label}, ${split}: ${summary(forSplit(r, split))}`);
+    if (!only) console.log(`threshold ${r.threshold}${label}, whole: ${summary(r)}`);
+  }
 }
+await stt.close();
 // Silero's runtime keeps the event loop alive.
 process.exit(0);
 

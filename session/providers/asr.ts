@@ -13,6 +13,11 @@ export interface TranscriptionStream {
    * absent where only the final one exists. Resolves '' once the stream has ended.
    */
   partial?(): Promise<string>;
+  /**
+   * The recogniser's posterior probability (0–1) of the last word it has heard so far, from its
+   * word lattice (pocketsphinx); undefined before a word or once the stream has ended.
+   */
+  lastWordPosterior?(): Promise<number | undefined>;
 }
 
 export interface SpeechToText {

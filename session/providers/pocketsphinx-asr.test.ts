@@ -61,6 +61,27 @@ describe('PocketsphinxSpeechToText (warm decoders in a worker)', () => {
     expect(await stream.partial()).toBe('');
   });
 
+  it('gives its posterior for the last word heard so far: none before a word or after the end, low for a word cut off', async () => {
+    const clip = loadFixture('weather.wav');
+    const whole = stt.open();
+    feed(whole, roomTone(300));
+    expect(await whole.lastWordPosterior()).toBeUndefined();
+    feed(whole, concat(clip, roomTone(160)));
+    const today = await whole.lastWordPosterior();
+    // Asking does not disturb the decoding.
+    expect(await whole.finish()).toBe('what is the weather like in paris today');
+    expect(await whole.lastWordPosterior()).toBeUndefined();
+    // Cut inside "weather": pocketsphinx hears "what is to what", and doubts that last "what".
+    const cut = stt.open();
+    feed(cut, concat(roomTone(200), clip.subarray(0, Math.floor(clip.length * 0.3)), roomTone(160)));
+    const what = await cut.lastWordPosterior();
+    cut.abort();
+    expect(today).toBeGreaterThan(0.3);
+    expect(today).toBeLessThanOrEqual(1);
+    expect(what).toBeGreaterThanOrEqual(0);
+    expect(what).toBeLessThan(0.1);
+  });
+
   it('an aborted utterance yields nothing and frees its decoder; noise yields an empty transcript', async () => {
     const aborted = stt.open();
     feed(aborted, loadFixture('name.wav'));

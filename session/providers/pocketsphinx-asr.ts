@@ -53,7 +53,7 @@ export class PocketsphinxSpeechToText implements SpeechToText {
     await Promise.all(this.threads.map((t) => t.ready));
   }
 
-  open(): TranscriptionStream & { partial(): Promise<string> } {
+  open(): TranscriptionStream & { partial(): Promise<string>; lastWordPosterior(): Promise<number | undefined> } {
     const id = this.nextId++;
     const thread = this.threads.find((t) => t.utterance === undefined && !t.dead) ?? this.spawn();
     thread.utterance = id;
@@ -104,6 +104,11 @@ export class PocketsphinxSpeechToText implements SpeechToText {
         if (ended) return Promise.resolve('');
         flush();
         return thread.partial(id);
+      },
+      lastWordPosterior: () => {
+        if (ended) return Promise.resolve(undefined);
+        flush();
+        return thread.posterior(id);
       },
     };
   }

@@ -18,19 +18,26 @@ export class FakeSpeechToText implements SpeechToText {
   /** With `partials`, streams answer partial() as a streaming recogniser (pocketsphinx) does. */
   readonly partials: boolean;
 
+  private readonly posterior: ((audio: Int16Array) => number | undefined) | undefined;
+
+  /** `posterior`: the last word's posterior for the audio so far (streams then answer lastWordPosterior()). */
   constructor(
     private readonly transcribe: (audio: Int16Array) => string,
-    options: { partials?: boolean } = {},
+    options: { partials?: boolean; posterior?: (audio: Int16Array) => number | undefined } = {},
   ) {
     this.partials = options.partials ?? false;
+    this.posterior = options.posterior;
   }
 
   open(): TranscriptionStream {
     const parts: Int16Array[] = [];
     let open = true;
     const partial = async (): Promise<string> => (open ? this.transcribe(concat(...parts)) : '');
+    const posterior = this.posterior;
+    const lastWordPosterior = async (): Promise<number | undefined> => (open && posterior ? posterior(concat(...parts)) : undefined);
     return {
       ...(this.partials ? { partial } : {}),
+      ...(this.partials && posterior ? { lastWordPosterior } : {}),
       write: (samples) => {
         if (open) parts.push(samples.slice());
       },

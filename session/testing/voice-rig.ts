@@ -31,9 +31,15 @@ export interface VoiceSession {
 
 /** A voice session (no greeting unless mode sets one) at audio.sr 16 kHz unless `audio` says otherwise. */
 export function openVoiceSession(
-  options: TestSessionOptions & { tts?: FakeTtsOptions; vadAggressiveness?: number; transcriber?: (audio: Int16Array) => string; partials?: boolean } = {},
+  options: TestSessionOptions & {
+    tts?: FakeTtsOptions;
+    vadAggressiveness?: number;
+    transcriber?: (audio: Int16Array) => string;
+    partials?: boolean;
+    posterior?: (audio: Int16Array) => number | undefined;
+  } = {},
 ): VoiceSession {
-  const stt = new FakeSpeechToText(options.transcriber ?? fixtureTranscriber, { partials: options.partials ?? false });
+  const stt = new FakeSpeechToText(options.transcriber ?? fixtureTranscriber, { partials: options.partials ?? false, posterior: options.posterior });
   const tts = new FakeTextToSpeech(options.tts);
   const client = openTestSession({
     ...options,

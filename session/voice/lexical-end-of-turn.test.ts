@@ -64,6 +64,22 @@ describe('lexical end of turn', () => {
     expect(client.all('asr')).toHaveLength(1);
   });
 
+  it('a last word the recogniser doubts at the recheck (posterior under 0.15) holds the pause: one turn; a sure one does not', async () => {
+    const first = 'i would like a table for two';
+    const heard = clipTranscriber({ [first]: clip.subarray(0, CUT), [AFTER]: clip.subarray(CUT) });
+    // The words stay the same through the pause; only the posterior of "two" differs.
+    const turns = async (posterior: number): Promise<string[]> => {
+      const { client } = openVoiceSession({ transcriber: heard, partials: true, posterior: () => posterior });
+      await speak(client, concat(roomTone(200), clip, roomTone(1600)));
+      const asr = await client.waitFor('asr');
+      await client.waitFor('done', (f) => f.turn_id === asr.turn_id);
+      if (asr.text === first) await client.waitFor('asr', (f) => f.turn_id !== asr.turn_id);
+      return client.all('asr').map((f) => f.text);
+    };
+    expect(await turns(0.05)).toEqual([`${first} ${AFTER}`]);
+    expect(await turns(0.9)).toEqual([first, AFTER]);
+  });
+
   it('without partial transcripts the cue is off: the same pause ends the turn', async () => {
     const { client } = openVoiceSession({ transcriber, partials: false });
     await speak(client, concat(roomTone(200), clip, roomTone(1600)));

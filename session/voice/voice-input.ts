@@ -200,8 +200,9 @@ export class VoiceInput {
   }
 
   /**
-   * The words asked again a moment into the pause: if they changed, the recogniser is unsure of
-   * what it heard, and the pause is held (Endpointer.setRecheck). Without partial results, or if
+   * The words asked again a moment into the pause, with the recogniser's posterior of the last
+   * one: if they changed, or it doubts that word, it is unsure of what it heard, and the pause
+   * is held (Endpointer.setRecheck). Without partial results, or if
    * either answer fails, nothing changes.
    */
   private recheck(): void {
@@ -212,14 +213,14 @@ export class VoiceInput {
       this.endpointer.setRecheck(false);
       return;
     }
-    Promise.all([first, stream.partial()]).then(
-      ([a, b]) => this.rechecked(epoch, wordsOf(a).join(' ') !== wordsOf(b).join(' ')),
+    Promise.all([first, stream.partial(), stream.lastWordPosterior?.()]).then(
+      ([a, b, posterior]) => this.rechecked(epoch, wordsOf(a).join(' ') !== wordsOf(b).join(' '), posterior),
       () => this.rechecked(epoch, false),
     );
   }
 
-  private rechecked(epoch: number, changed: boolean): void {
-    if (epoch === this.probeEpoch && !this.closed) this.endpointer.setRecheck(changed);
+  private rechecked(epoch: number, changed: boolean, posterior?: number): void {
+    if (epoch === this.probeEpoch && !this.closed) this.endpointer.setRecheck(changed, posterior);
   }
 
   private cue(epoch: number, cue: TurnCue): void {

@@ -29,6 +29,15 @@ function load() {
     getHyp: ps.func('const char* ps_get_hyp(void* ps, _Out_ int32_t* score)'),
     getInSpeech: ps.func('uint8_t ps_get_in_speech(void* ps)'),
     getFeat: ps.func('void* ps_get_feat(void* ps)'),
+    getLattice: ps.func('void* ps_get_lattice(void* ps)'),
+    getLm: ps.func('void* ps_get_lm(void* ps, const char* name)'),
+    bestpath: ps.func('void* ps_lattice_bestpath(void* dag, void* lmset, float lwf, float ascale)'),
+    posterior: ps.func('int32_t ps_lattice_posterior(void* dag, void* lmset, float ascale)'),
+    linkPred: ps.func('void* ps_latlink_pred(void* link)'),
+    linkWord: ps.func('const char* ps_latlink_baseword(void* dag, void* link)'),
+    linkProb: ps.func('int32_t ps_latlink_prob(void* dag, void* link, _Out_ int32_t* ascr)'),
+    latticeLogmath: ps.func('void* ps_lattice_get_logmath(void* dag)'),
+    logmathExp: sb.func('double logmath_exp(void* lmath, int32_t p)'),
     cmnLiveSet: sb.func('void cmn_live_set(void* cmn, const float* vec)'),
     // sphinxbase's feat_t up to cmn_struct, and cmn_t (Debian's 5prealpha headers, float mfcc_t).
     Feat: koffi.struct({ refcount: 'int', name: 'void*', cepsize: 'int32', n_stream: 'int32', stream_len: 'void*', window_size: 'int32', n_sv: 'int32', sv_len: 'void*', subvecs: 'void*', sv_buf: 'void*', sv_dim: 'int32', cmn: 'int', varnorm: 'int32', agc: 'int', compute_feat: 'void*', cmn_struct: 'void*' }),
@@ -46,6 +55,8 @@ export class Decoder {
   #inSegment = false;
   /** Transcripts of the utterance's finished segments. */
   #segments = [];
+  /** The last word of the last finished segment, with its posterior. */
+  #lastWord;
 
   constructor() {
     const a = load();
@@ -64,6 +75,7 @@ export class Decoder {
   start() {
     if (this.#inUtterance) this.end();
     this.#segments = [];
+    this.#lastWord = undefined;
     load().cmnLiveSet(this.#cmn, this.#initialMean);
     this.#startSegment();
     this.#inUtterance = true;
@@ -89,6 +101,12 @@ export class Decoder {
     return [...this.#segments, current].filter(Boolean).join(' ');
   }
 
+  /** The last word heard so far and pocketsphinx's posterior for it (undefined before any word). */
+  lastWord() {
+    if (!this.#inUtterance) return undefined;
+    return (this.#inSegment ? lastWordPosterior(this.#ps) : undefined) ?? this.#lastWord;
+  }
+
   /** Ends the utterance; returns its final transcript. */
   end() {
     if (!this.#inUtterance) return '';
@@ -104,11 +122,39 @@ export class Decoder {
 
   #endSegment() {
     if (load().endUtt(this.#ps) < 0) throw new Error('pocketsphinx could not end the utterance');
-    if (this.#inSegment) this.#segments.push(hyp(this.#ps));
+    if (this.#inSegment) {
+      this.#segments.push(hyp(this.#ps));
+      this.#lastWord = lastWordPosterior(this.#ps) ?? this.#lastWord;
+    }
     this.#inSegment = false;
   }
 }
 
 function hyp(ps) {
   return (load().getHyp(ps, [0]) ?? '').trim();
+}
+
+/** Fillers and silences pocketsphinx puts in a path: not words. */
+const FILLER = /^(<.*>|\[.*\]|\+\+.*\+\+)$/;
+/** pocketsphinx's defaults: -bestpathlw 9.5 over -lw 6.5, acoustic scale 1 / -ascale 20. */
+const BESTPATH_LW_RATIO = 9.5 / 6.5;
+const ASCALE = 1 / 20;
+
+/**
+ * Posterior of the last word of the search so far (0–1) from its word lattice, as pocketsphinx
+ * computes for a final result but mid-utterance; undefined without a lattice or a word.
+ */
+export function lastWordPosterior(ps) {
+  const a = load();
+  const dag = a.getLattice(ps);
+  if (!dag) return undefined;
+  const lm = a.getLm(ps, '_default');
+  let link = a.bestpath(dag, lm, BESTPATH_LW_RATIO, ASCALE);
+  if (!link) return undefined;
+  a.posterior(dag, lm, ASCALE);
+  for (; link; link = a.linkPred(link)) {
+    const word = a.linkWord(dag, link);
+    if (word && !FILLER.test(word)) return { word, posterior: a.logmathExp(a.latticeLogmath(dag), a.linkProb(dag, link, [0])) };
+  }
+  return undefined;
 }

@@ -5,6 +5,8 @@ export type RecogniserCommand =
   /** PCM16 at 16 kHz; the buffer is transferred. */
   | { t: 'audio'; id: number; pcm: Int16Array }
   | { t: 'partial'; id: number }
+  /** The last word so far and its posterior (a word lattice: a few ms of CPU, so only when asked). */
+  | { t: 'posterior'; id: number }
   | { t: 'finish'; id: number }
   | { t: 'abort'; id: number }
   /** Exit once the commands before it are done. */
@@ -14,5 +16,7 @@ export type RecogniserEvent =
   /** The decoder is loaded (commands sent before are queued and handled after). */
   | { t: 'ready' }
   | { t: 'partial'; id: number; text: string }
+  /** posterior: 0–1, absent before any word. */
+  | { t: 'posterior'; id: number; posterior?: number }
   | { t: 'final'; id: number; text: string }
   | { t: 'failed'; id: number; error: string };

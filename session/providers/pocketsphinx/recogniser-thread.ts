@@ -18,6 +18,7 @@ export class RecogniserThread {
   private readonly worker: Worker;
   private readonly finals = new Map<number, Pending>();
   private readonly partials = new Map<number, Pending[]>();
+  private readonly posteriors = new Map<number, Array<(posterior: number | undefined) => void>>();
   /** The utterance this thread decodes now. */
   utterance: number | undefined;
   idleSince = Date.now();
@@ -35,6 +36,7 @@ export class RecogniserThread {
     this.worker.on('message', (event: RecogniserEvent) => {
       if (event.t === 'ready') return markReady();
       if (event.t === 'partial') return this.partials.get(event.id)?.shift()?.resolve(event.text);
+      if (event.t === 'posterior') return this.posteriors.get(event.id)?.shift()?.(event.posterior);
       this.settle(event.id, event.t === 'final' ? event.text : new Error(event.error));
     });
     this.worker.on('error', () => {});
@@ -42,7 +44,7 @@ export class RecogniserThread {
       release(this.flags);
       this.dead = true;
       markReady();
-      for (const id of [...this.finals.keys(), ...this.partials.keys()]) this.settle(id, new Error('the recogniser stopped'));
+      for (const id of [...this.finals.keys(), ...this.partials.keys(), ...this.posteriors.keys()]) this.settle(id, new Error('the recogniser stopped'));
       this.onDead(this);
     });
   }
@@ -68,6 +70,17 @@ export class RecogniserThread {
     });
   }
 
+  /** The posterior of the utterance's last word so far (undefined before a word, or once it ended). */
+  posterior(id: number): Promise<number | undefined> {
+    if (this.dead) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const waiting = this.posteriors.get(id) ?? [];
+      waiting.push(resolve);
+      this.posteriors.set(id, waiting);
+      this.send({ t: 'posterior', id });
+    });
+  }
+
   /**
    * Asks the thread to exit once the commands before this are done, and waits for it. Never a
    * terminate: a thread still loading its model (over a second on a starved machine) or inside a
@@ -88,6 +101,8 @@ export class RecogniserThread {
     const waiting = this.partials.get(id) ?? [];
     this.finals.delete(id);
     this.partials.delete(id);
+    for (const resolve of this.posteriors.get(id) ?? []) resolve(undefined);
+    this.posteriors.delete(id);
     if (typeof outcome === 'string') {
       pending?.resolve(outcome);
       for (const p of waiting) p.resolve('');

@@ -45,6 +45,7 @@ function handle(command) {
   if (command.id !== current) {
     if (command.t === 'finish') port.postMessage({ t: 'failed', id: command.id, error: 'unknown utterance' });
     if (command.t === 'partial') port.postMessage({ t: 'partial', id: command.id, text: '' });
+    if (command.t === 'posterior') port.postMessage({ t: 'posterior', id: command.id });
     return;
   }
   switch (command.t) {
@@ -53,6 +54,9 @@ function handle(command) {
       return;
     case 'partial':
       port.postMessage({ t: 'partial', id: command.id, text: decoder.partial() });
+      return;
+    case 'posterior':
+      port.postMessage({ t: 'posterior', id: command.id, posterior: decoder.lastWord()?.posterior });
       return;
     case 'finish':
       current = undefined;

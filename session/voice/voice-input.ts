@@ -202,8 +202,8 @@ export class VoiceInput {
   /**
    * The words asked again a moment into the pause, with the recogniser's posterior of the last
    * one: if they changed, or it doubts that word, it is unsure of what it heard, and the pause
-   * is held (Endpointer.setRecheck). Without partial results, or if
-   * either answer fails, nothing changes.
+   * is held (Endpointer.setRecheck). Without partial results, or if any of the answers fails,
+   * nothing changes.
    */
   private recheck(): void {
     const epoch = this.probeEpoch;

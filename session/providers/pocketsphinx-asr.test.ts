@@ -114,6 +114,18 @@ describe('PocketsphinxSpeechToText (warm decoders in a worker)', () => {
     feed(next, concat(loadFixture('name.wav'), roomTone(300)));
     expect(await next.finish()).toBe('my name is robert');
   });
+
+  it('with no warm recogniser (ASR_WARM_PROCESSES=0) is ready at once and loads one for the first utterance', async () => {
+    const cold = new PocketsphinxSpeechToText(0);
+    try {
+      await cold.whenReady();
+      const stream = cold.open();
+      feed(stream, concat(loadFixture('name.wav'), roomTone(300)));
+      expect(await stream.finish()).toBe('my name is robert');
+    } finally {
+      await cold.close();
+    }
+  });
 });
 
 describe('a process that ends while its recognisers are inside libpocketsphinx', () => {

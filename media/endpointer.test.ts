@@ -147,6 +147,24 @@ describe('endpointer', () => {
       expect(plain().minSentenceEndProbability).toBe(0);
     });
 
+    it('a doubted last word does not hold the pause when the words make a likely sentence end (0.2 or more); under that it still does', async () => {
+      vad ??= await factories[name]!();
+      const options = endpointerOptions();
+      expect(options.sureSentenceEndProbability).toBe(0.2);
+      const twelve = loadFixture('twelve.wav');
+      // "...the opening hours of the museum" heard with a doubted "museum" (posterior 0.05).
+      const [likely] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'neutral' }, false, 0.05, 0.2);
+      const [unsure] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'neutral' }, false, 0.05, 0.19);
+      // Words the recogniser revised still hold, whatever the model says.
+      const [revised] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'neutral' }, true, 0.05, 0.9);
+      expect(likely).toBeGreaterThanOrEqual(options.endSilenceMs);
+      expect(likely).toBeLessThan(options.endSilenceMs + 100);
+      for (const held of [unsure, revised]) {
+        expect(held).toBeGreaterThanOrEqual(options.incompleteSilenceMs);
+        expect(held).toBeLessThanOrEqual(options.incompleteSilenceMs + 100);
+      }
+    });
+
     it('a cue still being recognised at the usual end holds the turn at most cueWaitMs more', async () => {
       vad ??= await factories[name]!();
       const options = endpointerOptions();

@@ -21,7 +21,8 @@ import { VAD_FRAME_MS } from './vad.ts';
  * score low there, and they are what the word rules cannot see through. And so is a pause after
  * words a sentence rarely ends on: the recogniser's language model gives the sentence's end after
  * its last two words a probability under minSentenceEndProbability ("could you tell me they",
- * "chairs tables and then"), which catches what the recogniser mis-hears but is sure of.
+ * "chairs tables and then"), which catches what the recogniser mis-hears but is sure of. Words a
+ * sentence likely ends on (sureSentenceEndProbability) settle a doubted last word instead.
  */
 
 export const DEFAULT_TURN_END_THRESHOLD = 0.45;
@@ -61,6 +62,8 @@ export interface EndpointerOptions {
   minLastWordPosterior: number;
   /** A recheck whose words end a sentence with a lower probability than this holds the pause (0 disables). */
   minSentenceEndProbability: number;
+  /** From this sentence-end probability on, a doubted last word does not hold the pause (above 1: it always does). */
+  sureSentenceEndProbability: number;
   /** The lexical cue is on: a probe's words set it (setCue), and the turn waits for them. */
   lexical: boolean;
 }
@@ -85,6 +88,7 @@ export function endpointerOptions(threshold?: number, eager = false, lexical = t
     recheckSilenceMs: lexical ? PROBE_SILENCE_MS + RECHECK_AFTER_MS : 0,
     minLastWordPosterior: lexical ? MIN_LAST_WORD_POSTERIOR : 0,
     minSentenceEndProbability: lexical ? MIN_SENTENCE_END_PROBABILITY : 0,
+    sureSentenceEndProbability: SURE_SENTENCE_END_PROBABILITY,
   };
 }
 
@@ -98,6 +102,8 @@ const RECHECK_AFTER_MS = 60;
 const MIN_LAST_WORD_POSTERIOR = 0.15;
 /** Chosen on the corpus's tuning half, with the posterior floor in place (bench/results-turn-taking.md). */
 const MIN_SENTENCE_END_PROBABILITY = 0.1;
+/** Chosen on the tuning half likewise: the lowest that held no fewer of its pauses. */
+const SURE_SENTENCE_END_PROBABILITY = 0.2;
 
 export interface SpeechMeasure {
   voicedMs: number;
@@ -164,11 +170,14 @@ export class Endpointer {
    * The recheck's answer: words that `changed` since the probe, a last word whose `posterior`
    * (0–1) is under minLastWordPosterior, or words whose `sentenceEnd` probability (0–1) is under
    * minSentenceEndProbability hold the pause as incomplete (undefined: the recogniser has none).
+   * Words after which a sentence likely ends (sureSentenceEndProbability) settle a doubted last
+   * word: whatever the recogniser heard there, it makes a whole sentence.
    */
   setRecheck(changed: boolean, posterior?: number, sentenceEnd?: number): void {
     if (!this.inSegment || !this.recheckFired || this.rechecked) return;
     this.rechecked = true;
-    const doubted = posterior !== undefined && posterior < this.options.minLastWordPosterior;
+    const likelyEnd = sentenceEnd !== undefined && sentenceEnd >= this.options.sureSentenceEndProbability;
+    const doubted = posterior !== undefined && posterior < this.options.minLastWordPosterior && !likelyEnd;
     const unfinished = sentenceEnd !== undefined && sentenceEnd < this.options.minSentenceEndProbability;
     if (changed || doubted || unfinished) this.cue = 'incomplete';
   }

@@ -37,6 +37,8 @@ export interface EotSystem {
   sentenceEnd?: boolean;
   /** Overrides the endpointer's minSentenceEndProbability (the bench's sweep). */
   minSentenceEndProbability?: number;
+  /** Overrides the endpointer's sureSentenceEndProbability (the bench's sweep). */
+  sureSentenceEndProbability?: number;
 }
 
 export interface EotResult {
@@ -176,6 +178,7 @@ async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: 
   const options = endpointerOptions(threshold, false, system.lexical);
   if (system.minLastWordPosterior !== undefined) options.minLastWordPosterior = system.minLastWordPosterior;
   if (system.minSentenceEndProbability !== undefined) options.minSentenceEndProbability = system.minSentenceEndProbability;
+  if (system.sureSentenceEndProbability !== undefined) options.sureSentenceEndProbability = system.sureSentenceEndProbability;
   const endpointer = new Endpointer(options);
   const cueOf = system.cue ?? lexicalCue;
   const ends: number[] = [];

@@ -12,7 +12,8 @@ import { forSplit, ProbeRecogniser, runEndOfTurn, type EotResult } from './end-o
  * probe and turn end as a JSON line; TURN_EOT_PARALLEL=n replays n clips at once (default 1);
  * TURN_CORPUS_CACHE=dir keeps the synthesised speech; TURN_SPLIT=tuning|heldout replays one half only;
  * TURN_MIN_POSTERIOR=0,0.1,0.2 replays each floor on the last word's posterior (0: off);
- * TURN_MIN_SENTENCE_END=0,0.05,0.1 each floor on the language model's sentence-end probability, with each posterior floor. Figures for the tuning half, the held-out
+ * TURN_MIN_SENTENCE_END=0,0.05,0.1 each floor on the language model's sentence-end probability, with each posterior floor;
+ * TURN_SURE_SENTENCE_END=0.2,2 each probability from which a doubted last word does not hold (above 1: off). Figures for the tuning half, the held-out
  * half and the whole. The figures to report come from `npm run bench -- turn-taking`.
  */
 const corpus = buildCorpus(1);
@@ -29,11 +30,12 @@ const vad = await createSileroFactory();
 // TURN_MIN_POSTERIOR=0,0.1,0.2: each floor on the recheck's last-word posterior (default: the product's).
 const floors = process.env.TURN_MIN_POSTERIOR?.split(',').map(Number) ?? [undefined];
 const endFloors = process.env.TURN_MIN_SENTENCE_END?.split(',').map(Number) ?? [undefined];
-for (const [floor, endFloor] of floors.flatMap((f) => endFloors.map((e) => [f, e] as const))) {
-  const system = { name: 'silero + lexical cue', vad, lexical: true, minLastWordPosterior: floor, minSentenceEndProbability: endFloor };
+const sures = process.env.TURN_SURE_SENTENCE_END?.split(',').map(Number) ?? [undefined];
+for (const [floor, endFloor, sure] of floors.flatMap((f) => endFloors.flatMap((e) => sures.map((s) => [f, e, s] as const)))) {
+  const system = { name: 'silero + lexical cue', vad, lexical: true, minLastWordPosterior: floor, minSentenceEndProbability: endFloor, sureSentenceEndProbability: sure };
   const results = await runEndOfTurn(system, clips, thresholds, probes, trace, parallel);
   probes.save();
-  const label = (floor === undefined ? '' : `, posterior floor ${floor}`) + (endFloor === undefined ? '' : `, sentence-end floor ${endFloor}`);
+  const label = (floor === undefined ? '' : `, posterior floor ${floor}`) + (endFloor === undefined ? '' : `, sentence-end floor ${endFloor}`) + (sure === undefined ? '' : `, sure end ${sure}`);
   for (const r of results) {
     for (const split of ['tuning', 'heldout'] as const) if (!only || only === split) console.log(`threshold ${r.threshold}${label}, ${split}: ${summary(forSplit(r, split))}`);
     if (!only) console.log(`threshold ${r.threshold}${label}, whole: ${summary(r)}`);

@@ -17,12 +17,13 @@ const OPTIONS = ['-hmm', `${MODEL_DIR}/en-us`, '-lm', `${MODEL_DIR}/en-us.lm.bin
 
 /**
  * Search settings, as pocketsphinx command-line pairs after OPTIONS. Its default lets up to 30,000
- * HMMs stay active per frame; a cap of 3,000 (the beams stay as they are) cuts the CPU per second
- * of speech by about a third for the same word error rate on our clips. Tighter caps save more but
- * shift the last-word posterior that end of turn's recheck was tuned on (bench/asr-settings.ts
- * measures all three side by side).
+ * HMMs stay active per frame; a cap of 5,000 (the beams stay as they are) cuts the CPU per second
+ * of speech for the same word error rate on our clips. Tighter caps save more but change what the
+ * search hears at a pause (a word cut off mid-way becomes a whole, likelier word), which moves the
+ * last-word posterior and the sentence-end probability end of turn was tuned on
+ * (bench/asr-settings.ts measures them side by side).
  */
-export const SEARCH_SETTINGS = ['-maxhmmpf', '3000'];
+export const SEARCH_SETTINGS = ['-maxhmmpf', '5000'];
 
 let api;
 

@@ -33,10 +33,16 @@ export default defineConfig({
         test: { name: 'unit', include: ['session/**/*.test.ts'], exclude: ['session/e2e/**'], isolate: false },
       },
       {
+        // The session's end-to-end files each start their own servers and stop them: they share
+        // forks too, which spares each file ~1.2 s of imports (36 → 26 s for 14 files).
+        extends: true,
+        test: { name: 'session-e2e', include: ['session/e2e/**/*.test.ts'], exclude: realtime, isolate: false },
+      },
+      {
         extends: true,
         test: {
           name: 'wire',
-          include: ['signaling/**/*.test.ts', 'session/e2e/**/*.test.ts', 'media/**/*.test.ts', 'client/**/*.test.ts', 'bench/**/*.test.ts', 'deploy/**/*.test.ts', 'docs/**/*.test.ts'],
+          include: ['signaling/**/*.test.ts', 'media/**/*.test.ts', 'client/**/*.test.ts', 'bench/**/*.test.ts', 'deploy/**/*.test.ts', 'docs/**/*.test.ts'],
           exclude: realtime,
         },
       },

@@ -58,7 +58,8 @@ export async function run(): Promise<Row[]> {
 /**
  * BENCH_BASELINE=<ref>: that commit's word rules (session/voice/lexical-cue.ts in the tree
  * bench/lib/baseline.ts extracts) beside this tree's, on the same probes; with its recheck only
- * if its endpointer had one, and the last word's posterior only if its had that.
+ * if its endpointer had one, the last word's posterior only if its had that, and the language
+ * model's sentence-end probability likewise.
  */
 async function baselineCue(vad: VadFactory): Promise<EotSystem[]> {
   const base = baseline();
@@ -67,7 +68,8 @@ async function baselineCue(vad: VadFactory): Promise<EotSystem[]> {
   const endpointer = readFileSync(join(base.dir, 'media/endpointer.ts'), 'utf8');
   const recheck = endpointer.includes('recheckSilenceMs');
   const posterior = endpointer.includes('minLastWordPosterior');
-  return [{ name: `silero + lexical cue (baseline ${base.ref})`, vad, lexical: true, cue: module.lexicalCue, recheck, posterior }];
+  const sentenceEnd = endpointer.includes('minSentenceEndProbability');
+  return [{ name: `silero + lexical cue (baseline ${base.ref})`, vad, lexical: true, cue: module.lexicalCue, recheck, posterior, sentenceEnd }];
 }
 
 async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactory, corpusNote: string): Promise<Row[]> {
@@ -143,6 +145,15 @@ async function capacity(): Promise<Row[]> {
   return rows;
 }
 
+/** Share of turn ends that waited the long hold (an incomplete cue's 1.3 s at the default threshold). */
+function held(delays: number[]): number {
+  return pct(delays.filter((d) => d > 700).length, delays.length);
+}
+
+function mean(xs: number[]): number {
+  return xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
 function cutRate(r: EotResult, maxPauseMs: number): number {
   const pauses = r.pauses.filter((p) => p.ms <= maxPauseMs);
   return pct(pauses.filter((p) => p.cut).length, pauses.length);
@@ -168,6 +179,7 @@ function eotRows(system: string, results: EotResult[], corpusNote: string): Row[
     m('end of turn p90 at the default threshold', round(percentile(at.delays, 90), 0), 'ms', 'see p50'),
     m('false cut-offs on pauses ≤ 800 ms at the default threshold', cutRate(at, 800), '%', `target ≤ 5 %; a turn_end inside a labelled thinking pause; by pause length: ${byLength}`),
     m('false cut-offs on all pauses (200–1,200 ms) at the default threshold', cutRate(at, 1200), '%', byLength),
+    m('true ends that wait the long hold (turn end > 700 ms after the end of speech) at the default threshold', held(at.delays), '%', `mean end of turn ${round(mean(at.delays), 0)} ms, p60 ${round(percentile(at.delays, 60), 0)} ms: the p50 hides how many wait`),
     half('tuning', 'tuning half (sentences the rules were tuned on)'),
     half('heldout', 'held-out half (sentences never tuned on)'),
     m(

@@ -10,8 +10,11 @@ import { vadFrames } from './testing/vad-frames.ts';
 const factories: Record<string, () => Promise<VadFactory>> = { webrtc: () => createFvadFactory(3), silero: () => createSileroFactory() };
 
 /** Runs a clip (with room tone around it) through a real VAD and the endpointer; turn ends in ms after the end of speech. */
-/** `recheckChanged`, `posterior`: what the recheck answers, at once (the words changed or not, the last word's posterior). */
-async function endsAfterSpeech(vad: VadFactory, clip: Int16Array, options: EndpointerOptions, cueAt?: { afterProbeMs: number; cue: TurnCue }, recheckChanged = false, posterior?: number): Promise<number[]> {
+/**
+ * `recheckChanged`, `posterior`, `sentenceEnd`: what the recheck answers, at once (the words
+ * changed or not, the last word's posterior, the language model's sentence-end probability).
+ */
+async function endsAfterSpeech(vad: VadFactory, clip: Int16Array, options: EndpointerOptions, cueAt?: { afterProbeMs: number; cue: TurnCue }, recheckChanged = false, posterior?: number, sentenceEnd?: number): Promise<number[]> {
   const endpointer = new Endpointer(options);
   const audio = concat(roomTone(300), clip, roomTone(3000));
   const speechEndMs = 300 + clip.length / 16;
@@ -22,7 +25,7 @@ async function endsAfterSpeech(vad: VadFactory, clip: Int16Array, options: Endpo
     if (cueAt && probeAt !== undefined && now - probeAt >= cueAt.afterProbeMs) endpointer.setCue(cueAt.cue);
     for (const event of endpointer.push(frame, speech, rmsDbfs(frame))) {
       if (event.type === 'pause_probe') probeAt = now;
-      if (event.type === 'pause_recheck') endpointer.setRecheck(recheckChanged, posterior);
+      if (event.type === 'pause_recheck') endpointer.setRecheck(recheckChanged, posterior, sentenceEnd);
       if (event.type === 'turn_end') ends.push(now - speechEndMs);
     }
   }
@@ -118,6 +121,48 @@ describe('endpointer', () => {
       const [off] = await endsAfterSpeech(vad, twelve, { ...options, minLastWordPosterior: 0 }, { afterProbeMs: 20, cue: 'neutral' }, false, 0.05);
       expect(off).toBeLessThan(options.endSilenceMs + 100);
       expect(plain().minLastWordPosterior).toBe(0);
+    });
+
+    it('words a sentence rarely ends on at the recheck (sentence-end probability under 0.1) hold the pause, even with a sure last word; likely ends do not', async () => {
+      vad ??= await factories[name]!();
+      const options = endpointerOptions();
+      expect(options.minSentenceEndProbability).toBe(0.1);
+      const twelve = loadFixture('twelve.wav');
+      // "could you tell me they": the recogniser is fairly sure of "they" (0.29), its model is not (0.002).
+      const [unfinished] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'neutral' }, false, 0.29, 0.002);
+      const [unfinishedQuestion] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'question' }, false, 0.9, 0.099);
+      // "thank you" 0.32; and a recogniser without a language model.
+      const [finished] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'neutral' }, false, 0.29, 0.32);
+      const [unknown] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'neutral' }, false, 0.29, undefined);
+      for (const held of [unfinished, unfinishedQuestion]) {
+        expect(held).toBeGreaterThanOrEqual(options.incompleteSilenceMs);
+        expect(held).toBeLessThanOrEqual(options.incompleteSilenceMs + 100);
+      }
+      expect(finished).toBeGreaterThanOrEqual(options.endSilenceMs);
+      expect(finished).toBeLessThan(options.endSilenceMs + 100);
+      expect(unknown).toBeLessThan(options.endSilenceMs + 100);
+      // Off (0), or without the lexical cue, the probability changes nothing.
+      const [off] = await endsAfterSpeech(vad, twelve, { ...options, minSentenceEndProbability: 0 }, { afterProbeMs: 20, cue: 'neutral' }, false, 0.29, 0.002);
+      expect(off).toBeLessThan(options.endSilenceMs + 100);
+      expect(plain().minSentenceEndProbability).toBe(0);
+    });
+
+    it('a doubted last word does not hold the pause when the words make a likely sentence end (0.2 or more); under that it still does', async () => {
+      vad ??= await factories[name]!();
+      const options = endpointerOptions();
+      expect(options.sureSentenceEndProbability).toBe(0.2);
+      const twelve = loadFixture('twelve.wav');
+      // "...the opening hours of the museum" heard with a doubted "museum" (posterior 0.05).
+      const [likely] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'neutral' }, false, 0.05, 0.2);
+      const [unsure] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'neutral' }, false, 0.05, 0.19);
+      // Words the recogniser revised still hold, whatever the model says.
+      const [revised] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'neutral' }, true, 0.05, 0.9);
+      expect(likely).toBeGreaterThanOrEqual(options.endSilenceMs);
+      expect(likely).toBeLessThan(options.endSilenceMs + 100);
+      for (const held of [unsure, revised]) {
+        expect(held).toBeGreaterThanOrEqual(options.incompleteSilenceMs);
+        expect(held).toBeLessThanOrEqual(options.incompleteSilenceMs + 100);
+      }
     });
 
     it('a cue still being recognised at the usual end holds the turn at most cueWaitMs more', async () => {

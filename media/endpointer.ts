@@ -18,7 +18,11 @@ import { VAD_FRAME_MS } from './vad.ts';
  * as incomplete (setRecheck); the turn waits for that answer too. So is a pause whose last word
  * the recogniser itself doubts: its posterior (from the recogniser's word lattice) under
  * minLastWordPosterior. Mis-heard words at a pause ("the" heard as "they", "and" as "then")
- * score low there, and they are what the word rules cannot see through.
+ * score low there, and they are what the word rules cannot see through. And so is a pause after
+ * words a sentence rarely ends on: the recogniser's language model gives the sentence's end after
+ * its last two words a probability under minSentenceEndProbability ("could you tell me they",
+ * "chairs tables and then"), which catches what the recogniser mis-hears but is sure of. Words a
+ * sentence likely ends on (sureSentenceEndProbability) settle a doubted last word instead.
  */
 
 export const DEFAULT_TURN_END_THRESHOLD = 0.45;
@@ -56,6 +60,10 @@ export interface EndpointerOptions {
   recheckSilenceMs: number;
   /** A recheck whose last word has a lower posterior than this holds the pause (0 disables). */
   minLastWordPosterior: number;
+  /** A recheck whose words end a sentence with a lower probability than this holds the pause (0 disables). */
+  minSentenceEndProbability: number;
+  /** From this sentence-end probability on, a doubted last word does not hold the pause (above 1: it always does). */
+  sureSentenceEndProbability: number;
   /** The lexical cue is on: a probe's words set it (setCue), and the turn waits for them. */
   lexical: boolean;
 }
@@ -79,6 +87,8 @@ export function endpointerOptions(threshold?: number, eager = false, lexical = t
     cueWaitMs: CUE_WAIT_MS,
     recheckSilenceMs: lexical ? PROBE_SILENCE_MS + RECHECK_AFTER_MS : 0,
     minLastWordPosterior: lexical ? MIN_LAST_WORD_POSTERIOR : 0,
+    minSentenceEndProbability: lexical ? MIN_SENTENCE_END_PROBABILITY : 0,
+    sureSentenceEndProbability: SURE_SENTENCE_END_PROBABILITY,
   };
 }
 
@@ -90,6 +100,10 @@ const CUE_WAIT_MS = 500;
 const RECHECK_AFTER_MS = 60;
 /** Chosen on the corpus's tuning half (bench/results-turn-taking.md). */
 const MIN_LAST_WORD_POSTERIOR = 0.15;
+/** Chosen on the corpus's tuning half, with the posterior floor in place (bench/results-turn-taking.md). */
+const MIN_SENTENCE_END_PROBABILITY = 0.1;
+/** Chosen on the tuning half likewise: the lowest that held no fewer of its pauses. */
+const SURE_SENTENCE_END_PROBABILITY = 0.2;
 
 export interface SpeechMeasure {
   voicedMs: number;
@@ -153,15 +167,19 @@ export class Endpointer {
   }
 
   /**
-   * The recheck's answer: words that `changed` since the probe, or a last word whose
-   * `posterior` (0–1, undefined when the recogniser has none) is under minLastWordPosterior,
-   * hold the pause as incomplete.
+   * The recheck's answer: words that `changed` since the probe, a last word whose `posterior`
+   * (0–1) is under minLastWordPosterior, or words whose `sentenceEnd` probability (0–1) is under
+   * minSentenceEndProbability hold the pause as incomplete (undefined: the recogniser has none).
+   * Words after which a sentence likely ends (sureSentenceEndProbability) settle a doubted last
+   * word: whatever the recogniser heard there, it makes a whole sentence.
    */
-  setRecheck(changed: boolean, posterior?: number): void {
+  setRecheck(changed: boolean, posterior?: number, sentenceEnd?: number): void {
     if (!this.inSegment || !this.recheckFired || this.rechecked) return;
     this.rechecked = true;
-    const doubted = posterior !== undefined && posterior < this.options.minLastWordPosterior;
-    if (changed || doubted) this.cue = 'incomplete';
+    const likelyEnd = sentenceEnd !== undefined && sentenceEnd >= this.options.sureSentenceEndProbability;
+    const doubted = posterior !== undefined && posterior < this.options.minLastWordPosterior && !likelyEnd;
+    const unfinished = sentenceEnd !== undefined && sentenceEnd < this.options.minSentenceEndProbability;
+    if (changed || doubted || unfinished) this.cue = 'incomplete';
   }
 
   /** Silence needed to end the turn now (after a cue, or the usual end). */

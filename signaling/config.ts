@@ -140,8 +140,8 @@ export const ConfigSchema = z.object({
   /** Sound more than this many dB below the user's own speech level never confirms an interruption (0: off). */
   BARGE_IN_LEVEL_GATE_DB: z.coerce.number().min(0).max(40).default(DEFAULT_BARGE_IN.levelGateDb),
   TTS_WORKERS: z.coerce.number().int().min(1).max(16).default(1),
-  /** Recognisers (threads with a decoder loaded) always kept, so an utterance never waits for a model load. */
-  ASR_WARM_PROCESSES: z.coerce.number().int().min(1).max(32).default(2),
+  /** Recognisers (threads with a decoder loaded) always kept, so an utterance never waits for a model load; 0 keeps none (a text-only deployment). */
+  ASR_WARM_PROCESSES: z.coerce.number().int().min(0).max(32).default(2),
 
   /** Default per-call timeout for client tools without their own timeout_ms. */
   TOOL_TIMEOUT_MS: positiveInt.default(30000),

@@ -5,6 +5,7 @@ import { VAD_FRAME_MS, VAD_FRAME_SAMPLES, type VadFactory } from '../../media/va
 import { vadFrames } from '../../media/testing/vad-frames.ts';
 import { concat, roomTone } from '../../media/testing/audio-stream.ts';
 import type { SpeechToText, TranscriptionStream } from '../../session/providers/asr.ts';
+import { Decoder } from '../../session/providers/pocketsphinx/decoder.mjs';
 import { lexicalCue, words } from '../../session/voice/lexical-cue.ts';
 import type { Split, TurnClip } from '../turn-corpus/corpus.ts';
 
@@ -32,6 +33,12 @@ export interface EotSystem {
   posterior?: boolean;
   /** Overrides the endpointer's minLastWordPosterior (the bench's sweep). */
   minLastWordPosterior?: number;
+  /** false: the recheck without the language model's sentence-end probability (the rules before it). */
+  sentenceEnd?: boolean;
+  /** Overrides the endpointer's minSentenceEndProbability (the bench's sweep). */
+  minSentenceEndProbability?: number;
+  /** Overrides the endpointer's sureSentenceEndProbability (the bench's sweep). */
+  sureSentenceEndProbability?: number;
 }
 
 export interface EotResult {
@@ -72,6 +79,8 @@ export class ProbeRecogniser {
   private readonly cache = new Map<string, Decoded>();
   decodes = 0;
   latencies: number[] = [];
+  /** The language model's sentence-end probability is a function of the words alone: one decoder's model answers for every probe. */
+  private lm: Decoder | undefined;
   /** The recogniser hearing each segment being replayed, and how many of its frames it has. */
   private readonly open = new Map<string, { stream: TranscriptionStream; written: number }>();
 
@@ -89,6 +98,12 @@ export class ProbeRecogniser {
       stream.abort();
       this.open.delete(segment);
     }
+  }
+
+  /** P(</s> | the last two words) as the recogniser thread answers it (Decoder.sentenceEnd on its partial result). */
+  sentenceEnd(text: string): number | undefined {
+    this.lm ??= new Decoder();
+    return this.lm.sentenceEnd(text);
   }
 
   save(): void {
@@ -162,6 +177,8 @@ export async function runEndOfTurn(system: EotSystem, clips: TurnClip[], thresho
 async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: Int16Array; speech: boolean }>, threshold: number, probes: ProbeRecogniser, trace?: EotTrace): Promise<number[]> {
   const options = endpointerOptions(threshold, false, system.lexical);
   if (system.minLastWordPosterior !== undefined) options.minLastWordPosterior = system.minLastWordPosterior;
+  if (system.minSentenceEndProbability !== undefined) options.minSentenceEndProbability = system.minSentenceEndProbability;
+  if (system.sureSentenceEndProbability !== undefined) options.sureSentenceEndProbability = system.sureSentenceEndProbability;
   const endpointer = new Endpointer(options);
   const cueOf = system.cue ?? lexicalCue;
   const ends: number[] = [];
@@ -169,7 +186,7 @@ async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: 
   let segment: Int16Array[] = [];
   let segmentStart = 0;
   let cue: { atFrame: number; value: TurnCue } | undefined;
-  let recheck: { atFrame: number; changed: boolean; posterior: number | undefined } | undefined;
+  let recheck: { atFrame: number; changed: boolean; posterior: number | undefined; sentenceEnd: number | undefined } | undefined;
   let probe: { frame: number; text: string } | undefined;
   for (const [i, { frame, speech }] of frames.entries()) {
     if (cue && i >= cue.atFrame) {
@@ -177,7 +194,7 @@ async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: 
       cue = undefined;
     }
     if (recheck && i >= recheck.atFrame) {
-      endpointer.setRecheck(recheck.changed, recheck.posterior);
+      endpointer.setRecheck(recheck.changed, recheck.posterior, recheck.sentenceEnd);
       recheck = undefined;
     }
     if (endpointer.active) segment.push(frame);
@@ -197,8 +214,9 @@ async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: 
         }
         const again = await probes.decode(`${prefix}${segmentStart}`, `${prefix}${segmentStart}|${probe.frame}|+${i - probe.frame}`, segment);
         const changed = words(again.text).join(' ') !== words(probe.text).join(' ');
-        recheck = { atFrame: i + Math.ceil(again.latencyMs / VAD_FRAME_MS), changed, posterior: system.posterior === false ? undefined : (again.posterior ?? undefined) };
-        trace?.({ clip: clip.id, threshold, recheckMs: i * VAD_FRAME_MS - LEAD_MS, text: again.text, posterior: again.posterior, changed });
+        const sentenceEnd = system.sentenceEnd === false ? undefined : probes.sentenceEnd(again.text);
+        recheck = { atFrame: i + Math.ceil(again.latencyMs / VAD_FRAME_MS), changed, posterior: system.posterior === false ? undefined : (again.posterior ?? undefined), sentenceEnd };
+        trace?.({ clip: clip.id, threshold, recheckMs: i * VAD_FRAME_MS - LEAD_MS, text: again.text, posterior: again.posterior, sentenceEnd, changed });
       } else if (event.type === 'speech_resumed') {
         cue = undefined;
         recheck = undefined;

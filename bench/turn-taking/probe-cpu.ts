@@ -10,8 +10,8 @@ const SLICE = 2048;
 /**
  * What a pause costs the recogniser, on one thread with nothing else in it (process CPU, this
  * thread only): each paused utterance is decoded up to 100 ms into its pause, then the probe's
- * partial result, the recheck's second one 60 ms later, and the last word's posterior (its word
- * lattice) are timed, beside the decoding of the speech itself.
+ * partial result, the recheck's second one 60 ms later, the last word's posterior (its word
+ * lattice) and the language model's sentence-end probability are timed, beside the decoding of the speech itself.
  */
 export function probeCpu(clips: TurnClip[]): Row[] {
   const decoder = new Decoder();
@@ -19,6 +19,7 @@ export function probeCpu(clips: TurnClip[]): Row[] {
   let speechMs = 0;
   const partialUs: number[] = [];
   const posteriorUs: number[] = [];
+  const sentenceEndUs: number[] = [];
   const timed = (f: () => unknown): number => {
     const before = process.cpuUsage();
     f();
@@ -44,18 +45,20 @@ export function probeCpu(clips: TurnClip[]): Row[] {
     speechMs += (16 * 60) / 16;
     partialUs.push(timed(() => decoder.partial()));
     posteriorUs.push(timed(() => decoder.lastWord()));
+    sentenceEndUs.push(timed(() => decoder.sentenceEnd()));
     decoder.end();
   }
   const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
   const decodePerSecond = (decodeUs / speechMs) * 1000;
-  const perPause = 2 * mean(partialUs) + mean(posteriorUs);
+  const perPause = 2 * mean(partialUs) + mean(posteriorUs) + mean(sentenceEndUs);
   const note = `${clips.length} paused utterances decoded up to 160 ms into their pause on one thread, process.cpuUsage around each call; decoding the audio itself: ${round(decodePerSecond / 1000, 1)} ms CPU per second of speech`;
   return [
     { benchmark: 'turn-taking', metric: 'recogniser CPU per partial result (the probe, and the 160 ms recheck)', value: round(mean(partialUs), 0), unit: 'µs', note },
     { benchmark: 'turn-taking', metric: "recogniser CPU per last-word posterior (its word lattice)", value: round(mean(posteriorUs), 0), unit: 'µs', note: `max ${round(Math.max(...posteriorUs), 0)} µs; ${note}` },
+    { benchmark: 'turn-taking', metric: 'recogniser CPU per sentence-end probability (its language model, with the partial result it scores)', value: round(mean(sentenceEndUs), 0), unit: 'µs', note: `max ${round(Math.max(...sentenceEndUs), 0)} µs; ${note}` },
     {
       benchmark: 'turn-taking',
-      metric: 'recogniser CPU per pause (probe + recheck + posterior)',
+      metric: 'recogniser CPU per pause (probe + recheck + posterior + sentence end)',
       value: round(perPause / 1000, 2),
       unit: 'ms',
       note: `= ${round((100 * perPause) / decodePerSecond, 1)} % of decoding one second of speech; a session pays it at each pause of 160 ms or more (its turn ends included)`,

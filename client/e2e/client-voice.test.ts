@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
-import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
+import { startTestServer, WARM_RECOGNISERS, type TestServer } from '../../signaling/testing/test-server.ts';
 import { chromiumAvailable, closeChromium, launchChromium } from './browser.ts';
 import { clearWire, events, makeClient, openClientPage, waitReceivedAudio, waitBinary, waitCaptured, waitEvent, wireBinary, wireFrames, type W } from './client-page.ts';
 
@@ -18,7 +18,7 @@ describe.skipIf(!chromiumAvailable())('RealtimeClient in Chromium: voice', { tim
   let pageErrors: string[] = [];
 
   beforeAll(async () => {
-    server = await startTestServer({ LOCAL_LLM_WORD_DELAY_MS: '5' });
+    server = await startTestServer({ ...WARM_RECOGNISERS, LOCAL_LLM_WORD_DELAY_MS: '5' });
     browser = await launchChromium({ media: true });
   });
 

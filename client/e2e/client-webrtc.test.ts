@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
+import { startTestServer, WARM_RECOGNISERS, type TestServer } from '../../signaling/testing/test-server.ts';
 import { chromiumAvailable, closeChromium, launchChromium } from './browser.ts';
 import { events, makeClient, openClientPage, waitEvent, waitSocketsClosed, wireFrames, type W } from './client-page.ts';
 
@@ -21,7 +21,7 @@ describe.skipIf(!chromiumAvailable())('RealtimeClient in Chromium: WebRTC transp
   let peer: Page;
 
   beforeAll(async () => {
-    server = await startTestServer({ LOCAL_LLM_WORD_DELAY_MS: '5', WEBRTC_LOOPBACK_ONLY: '1' });
+    server = await startTestServer({ ...WARM_RECOGNISERS, LOCAL_LLM_WORD_DELAY_MS: '5', WEBRTC_LOOPBACK_ONLY: '1' });
     // Real host candidates instead of mDNS names, loopback allowed: peers connect on this machine.
     browser = await launchChromium({ media: true, args: ['--disable-features=WebRtcHideLocalIpsWithMdns', '--allow-loopback-in-peer-connection'] });
   });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
+import { startTestServer, WARM_RECOGNISERS, type TestServer } from '../../signaling/testing/test-server.ts';
 import { chromiumAvailable, closeChromium, launchChromium } from './browser.ts';
 
 /**
@@ -21,7 +21,7 @@ let browser: Browser | undefined;
 
 describe.skipIf(!chromiumAvailable())('WebRTC with headless Chromium', () => {
   beforeAll(async () => {
-    t = await startTestServer({ LOCAL_LLM_WORD_DELAY_MS: '10', WEBRTC_LOOPBACK_ONLY: '1' });
+    t = await startTestServer({ ...WARM_RECOGNISERS, LOCAL_LLM_WORD_DELAY_MS: '10', WEBRTC_LOOPBACK_ONLY: '1' });
     // Silence first so the greeting plays out, then the question, then silence to end the turn.
     const wav = join(mkdtempSync(join(tmpdir(), 'parley-chromium-mic-')), 'question.wav');
     execFileSync('sox', [CLIP, '-r', '48000', wav, 'pad', '2.5', '6']);

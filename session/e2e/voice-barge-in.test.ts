@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { startTestServer, type TestServer } from '../../signaling/testing/test-server.ts';
+import { startTestServer, WARM_RECOGNISERS, type TestServer } from '../../signaling/testing/test-server.ts';
 import { startSession, type WsTestClient } from '../../signaling/testing/ws-test-client.ts';
 import { concat, loadFixture, roomTone, streamRealtime } from '../../media/testing/audio-stream.ts';
 
@@ -18,7 +18,7 @@ const PAUSE_GAP_MS = 300;
 let t: TestServer;
 let n = 0;
 beforeAll(async () => {
-  t = await startTestServer({ LOCAL_LLM_WORD_DELAY_MS: '10' });
+  t = await startTestServer({ ...WARM_RECOGNISERS, LOCAL_LLM_WORD_DELAY_MS: '10' });
   // The reference reply starts beside the tests rather than after the first of them; a failure
   // reaches every test that awaits it.
   referenceAudio().catch(() => undefined);

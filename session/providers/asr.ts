@@ -18,6 +18,11 @@ export interface TranscriptionStream {
    * word lattice (pocketsphinx); undefined before a word or once the stream has ended.
    */
   lastWordPosterior?(): Promise<number | undefined>;
+  /**
+   * How likely the sentence ends after the words so far (0–1), by the recogniser's own language
+   * model (pocketsphinx: P(</s> | the last two words)); undefined before a word or once ended.
+   */
+  sentenceEndProbability?(): Promise<number | undefined>;
 }
 
 export interface SpeechToText {

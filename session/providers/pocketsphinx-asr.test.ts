@@ -82,6 +82,27 @@ describe('PocketsphinxSpeechToText (warm decoders in a worker)', () => {
     expect(what).toBeLessThan(0.1);
   });
 
+  it("gives its language model's probability that the sentence ends after the words so far: none before a word or after the end", async () => {
+    const clip = loadFixture('weather.wav');
+    const whole = stt.open();
+    feed(whole, roomTone(300));
+    expect(await whole.sentenceEndProbability()).toBeUndefined();
+    feed(whole, concat(clip, roomTone(160)));
+    const [words, today] = [await whole.partial(), await whole.sentenceEndProbability()];
+    expect(await whole.finish()).toBe('what is the weather like in paris today');
+    expect(await whole.sentenceEndProbability()).toBeUndefined();
+    // Cut inside "the weather": pocketsphinx hears "what is to", which a sentence rarely ends on.
+    const cut = stt.open();
+    feed(cut, concat(roomTone(200), clip.subarray(0, Math.floor(clip.length * 0.25)), roomTone(160)));
+    const cutEnd = await cut.sentenceEndProbability();
+    cut.abort();
+    expect(words).toMatch(/ paris today$/);
+    expect(today).toBeGreaterThan(0.1);
+    expect(today).toBeLessThanOrEqual(1);
+    expect(cutEnd).toBeGreaterThanOrEqual(0);
+    expect(cutEnd).toBeLessThan(0.1);
+  });
+
   it('an aborted utterance yields nothing and frees its decoder; noise yields an empty transcript', async () => {
     const aborted = stt.open();
     feed(aborted, loadFixture('name.wav'));
@@ -92,6 +113,18 @@ describe('PocketsphinxSpeechToText (warm decoders in a worker)', () => {
     const next = stt.open();
     feed(next, concat(loadFixture('name.wav'), roomTone(300)));
     expect(await next.finish()).toBe('my name is robert');
+  });
+
+  it('with no warm recogniser (ASR_WARM_PROCESSES=0) is ready at once and loads one for the first utterance', async () => {
+    const cold = new PocketsphinxSpeechToText(0);
+    try {
+      await cold.whenReady();
+      const stream = cold.open();
+      feed(stream, concat(loadFixture('name.wav'), roomTone(300)));
+      expect(await stream.finish()).toBe('my name is robert');
+    } finally {
+      await cold.close();
+    }
   });
 });
 

@@ -53,7 +53,7 @@ export class PocketsphinxSpeechToText implements SpeechToText {
     await Promise.all(this.threads.map((t) => t.ready));
   }
 
-  open(): TranscriptionStream & { partial(): Promise<string>; lastWordPosterior(): Promise<number | undefined> } {
+  open(): TranscriptionStream & { partial(): Promise<string>; lastWordPosterior(): Promise<number | undefined>; sentenceEndProbability(): Promise<number | undefined> } {
     const id = this.nextId++;
     const thread = this.threads.find((t) => t.utterance === undefined && !t.dead) ?? this.spawn();
     thread.utterance = id;
@@ -109,6 +109,11 @@ export class PocketsphinxSpeechToText implements SpeechToText {
         if (ended) return Promise.resolve(undefined);
         flush();
         return thread.posterior(id);
+      },
+      sentenceEndProbability: () => {
+        if (ended) return Promise.resolve(undefined);
+        flush();
+        return thread.sentenceEnd(id);
       },
     };
   }

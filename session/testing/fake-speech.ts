@@ -19,14 +19,19 @@ export class FakeSpeechToText implements SpeechToText {
   readonly partials: boolean;
 
   private readonly posterior: ((audio: Int16Array) => number | undefined) | undefined;
+  private readonly sentenceEnd: ((audio: Int16Array) => number | undefined) | undefined;
 
-  /** `posterior`: the last word's posterior for the audio so far (streams then answer lastWordPosterior()). */
+  /**
+   * `posterior`: the last word's posterior for the audio so far (streams then answer
+   * lastWordPosterior()); `sentenceEnd`: the probability a sentence ends there (sentenceEndProbability()).
+   */
   constructor(
     private readonly transcribe: (audio: Int16Array) => string,
-    options: { partials?: boolean; posterior?: (audio: Int16Array) => number | undefined } = {},
+    options: { partials?: boolean; posterior?: (audio: Int16Array) => number | undefined; sentenceEnd?: (audio: Int16Array) => number | undefined } = {},
   ) {
     this.partials = options.partials ?? false;
     this.posterior = options.posterior;
+    this.sentenceEnd = options.sentenceEnd;
   }
 
   open(): TranscriptionStream {
@@ -35,9 +40,12 @@ export class FakeSpeechToText implements SpeechToText {
     const partial = async (): Promise<string> => (open ? this.transcribe(concat(...parts)) : '');
     const posterior = this.posterior;
     const lastWordPosterior = async (): Promise<number | undefined> => (open && posterior ? posterior(concat(...parts)) : undefined);
+    const sentenceEnd = this.sentenceEnd;
+    const sentenceEndProbability = async (): Promise<number | undefined> => (open && sentenceEnd ? sentenceEnd(concat(...parts)) : undefined);
     return {
       ...(this.partials ? { partial } : {}),
       ...(this.partials && posterior ? { lastWordPosterior } : {}),
+      ...(this.partials && sentenceEnd ? { sentenceEndProbability } : {}),
       write: (samples) => {
         if (open) parts.push(samples.slice());
       },

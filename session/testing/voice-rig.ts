@@ -37,9 +37,10 @@ export function openVoiceSession(
     transcriber?: (audio: Int16Array) => string;
     partials?: boolean;
     posterior?: (audio: Int16Array) => number | undefined;
+    sentenceEnd?: (audio: Int16Array) => number | undefined;
   } = {},
 ): VoiceSession {
-  const stt = new FakeSpeechToText(options.transcriber ?? fixtureTranscriber, { partials: options.partials ?? false, posterior: options.posterior });
+  const stt = new FakeSpeechToText(options.transcriber ?? fixtureTranscriber, { partials: options.partials ?? false, posterior: options.posterior, sentenceEnd: options.sentenceEnd });
   const tts = new FakeTextToSpeech(options.tts);
   const client = openTestSession({
     ...options,

@@ -20,6 +20,22 @@ const CUT = 142 * 320;
 const BEFORE = 'i would like to book a table for two and';
 const AFTER = 'a window seat please';
 const transcriber = clipTranscriber({ [BEFORE]: clip.subarray(0, CUT), [AFTER]: clip.subarray(CUT) });
+const SURE = 'i would like a table for two';
+
+/**
+ * The transcripts of the clip heard as SURE, the pause, AFTER, when the recheck's last-word
+ * posterior and sentence-end probability are these (the words stay the same through the pause).
+ */
+async function transcriptsWith(recheck: { posterior: number; sentenceEnd?: number }): Promise<string[]> {
+  const heard = clipTranscriber({ [SURE]: clip.subarray(0, CUT), [AFTER]: clip.subarray(CUT) });
+  const sentenceEnd = recheck.sentenceEnd;
+  const { client } = openVoiceSession({ transcriber: heard, partials: true, posterior: () => recheck.posterior, ...(sentenceEnd === undefined ? {} : { sentenceEnd: () => sentenceEnd }) });
+  await speak(client, concat(roomTone(200), clip, roomTone(1600)));
+  const asr = await client.waitFor('asr');
+  await client.waitFor('done', (f) => f.turn_id === asr.turn_id);
+  if (asr.text === SURE) await client.waitFor('asr', (f) => f.turn_id !== asr.turn_id);
+  return client.all('asr').map((f) => f.text);
+}
 
 describe('lexical end of turn', () => {
   it('a thinking pause after a trailing "and" is not cut: one turn, one transcript', async () => {
@@ -65,19 +81,14 @@ describe('lexical end of turn', () => {
   });
 
   it('a last word the recogniser doubts at the recheck (posterior under 0.15) holds the pause: one turn; a sure one does not', async () => {
-    const first = 'i would like a table for two';
-    const heard = clipTranscriber({ [first]: clip.subarray(0, CUT), [AFTER]: clip.subarray(CUT) });
-    // The words stay the same through the pause; only the posterior of "two" differs.
-    const turns = async (posterior: number): Promise<string[]> => {
-      const { client } = openVoiceSession({ transcriber: heard, partials: true, posterior: () => posterior });
-      await speak(client, concat(roomTone(200), clip, roomTone(1600)));
-      const asr = await client.waitFor('asr');
-      await client.waitFor('done', (f) => f.turn_id === asr.turn_id);
-      if (asr.text === first) await client.waitFor('asr', (f) => f.turn_id !== asr.turn_id);
-      return client.all('asr').map((f) => f.text);
-    };
-    expect(await turns(0.05)).toEqual([`${first} ${AFTER}`]);
-    expect(await turns(0.9)).toEqual([first, AFTER]);
+    expect(await transcriptsWith({ posterior: 0.05 })).toEqual([`${SURE} ${AFTER}`]);
+    expect(await transcriptsWith({ posterior: 0.9 })).toEqual([SURE, AFTER]);
+  });
+
+  it('words a sentence rarely ends on at the recheck (language model under 0.1) hold the pause though the recogniser is sure of them: one turn; likely ends do not', async () => {
+    // A sure last word through the pause; only the language model's answer differs.
+    expect(await transcriptsWith({ posterior: 0.9, sentenceEnd: 0.05 })).toEqual([`${SURE} ${AFTER}`]);
+    expect(await transcriptsWith({ posterior: 0.9, sentenceEnd: 0.3 })).toEqual([SURE, AFTER]);
   });
 
   it('without partial transcripts the cue is off: the same pause ends the turn', async () => {

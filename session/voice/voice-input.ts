@@ -201,8 +201,9 @@ export class VoiceInput {
 
   /**
    * The words asked again a moment into the pause, with the recogniser's posterior of the last
-   * one: if they changed, or it doubts that word, it is unsure of what it heard, and the pause
-   * is held (Endpointer.setRecheck). Without partial results, or if any of the answers fails,
+   * one and its language model's probability that the sentence ends there: if they changed, or
+   * it doubts that word, it is unsure of what it heard; if a sentence rarely ends on them, the
+   * thought is not finished. Either holds the pause (Endpointer.setRecheck). Without partial results, or if any of the answers fails,
    * nothing changes.
    */
   private recheck(): void {
@@ -213,14 +214,14 @@ export class VoiceInput {
       this.endpointer.setRecheck(false);
       return;
     }
-    Promise.all([first, stream.partial(), stream.lastWordPosterior?.()]).then(
-      ([a, b, posterior]) => this.rechecked(epoch, wordsOf(a).join(' ') !== wordsOf(b).join(' '), posterior),
+    Promise.all([first, stream.partial(), stream.lastWordPosterior?.(), stream.sentenceEndProbability?.()]).then(
+      ([a, b, posterior, sentenceEnd]) => this.rechecked(epoch, wordsOf(a).join(' ') !== wordsOf(b).join(' '), posterior, sentenceEnd),
       () => this.rechecked(epoch, false),
     );
   }
 
-  private rechecked(epoch: number, changed: boolean, posterior?: number): void {
-    if (epoch === this.probeEpoch && !this.closed) this.endpointer.setRecheck(changed, posterior);
+  private rechecked(epoch: number, changed: boolean, posterior?: number, sentenceEnd?: number): void {
+    if (epoch === this.probeEpoch && !this.closed) this.endpointer.setRecheck(changed, posterior, sentenceEnd);
   }
 
   private cue(epoch: number, cue: TurnCue): void {

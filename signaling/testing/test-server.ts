@@ -23,6 +23,9 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
+/** The product's default: recognisers loaded before the server listens, as timed audio tests need. */
+export const WARM_RECOGNISERS = { ASR_WARM_PROCESSES: '2' } as const;
+
 /** A real server on an ephemeral loopback port with its own data directory. */
 export async function startTestServer(env: Record<string, string> = {}, overrides: ServerOverrides = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-test-'));
@@ -30,9 +33,11 @@ export async function startTestServer(env: Record<string, string> = {}, override
   // client comes from 127.0.0.1, so the per-address failure limit is raised out of their way
   // (failed-attempts.test.ts sets its own). No closing notice ahead of time unless a test asks
   // (CLOSING_NOTICE_S): a stop() with sessions still open would otherwise hold them for the
-  // drain's notice (2.5 s with the defaults).
+  // drain's notice (2.5 s with the defaults). No recogniser is loaded ahead of use
+  // (ASR_WARM_PROCESSES=0): most tests never speak, and two warm ones cost each start ~0.6 s;
+  // a voice test's first utterance starts one. Files that time audio ask for WARM_RECOGNISERS.
   const config = loadConfig({
-    HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', LOCAL_LLM_WORD_DELAY_MS: '0', DEV_ROUTES: 'on', AUTH_FAILURES_PER_ADDRESS: '10000', CLOSING_NOTICE_S: '0',
+    HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', LOCAL_LLM_WORD_DELAY_MS: '0', DEV_ROUTES: 'on', AUTH_FAILURES_PER_ADDRESS: '10000', CLOSING_NOTICE_S: '0', ASR_WARM_PROCESSES: '0',
     ...env,
   });
   const server = await startServer(config, overrides);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { startTestServer, WARM_RECOGNISERS, type TestServer } from '../testing/test-server.ts';
 import { WsTestClient } from '../testing/ws-test-client.ts';
 import { WebRtcTestPeer } from '../testing/webrtc-test-peer.ts';
 import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
@@ -15,7 +15,7 @@ let t: TestServer;
 /** Packets of the reply heard with nothing played into it. */
 let reference: Promise<number>;
 beforeAll(async () => {
-  t = await startTestServer({ LOCAL_LLM_WORD_DELAY_MS: '10', STUN_URLS: '', WEBRTC_LOOPBACK_ONLY: '1' });
+  t = await startTestServer({ ...WARM_RECOGNISERS, LOCAL_LLM_WORD_DELAY_MS: '10', STUN_URLS: '', WEBRTC_LOOPBACK_ONLY: '1' });
   // The plain call runs beside the tests (each waits out a 6 s reply in real time on a call of
   // its own); a failure reaches every test that awaits it.
   reference = callWith(undefined).then(async ({ ws, peer, packets }) => {

@@ -6,5 +6,7 @@ export declare class Decoder {
   process(samples: Int16Array): void;
   partial(): string;
   lastWord(): { word: string; posterior: number } | undefined;
+  /** How likely a sentence ends after `text` (default: the words so far), by the language model (0–1). */
+  sentenceEnd(text?: string): number | undefined;
   end(): string;
 }

@@ -8,6 +8,8 @@
 // audio it never hears as speech (a click, a noise burst) gives no words at all.
 // Plain JavaScript: it runs in recogniser threads, which then need no TypeScript loader.
 import koffi from 'koffi';
+import { pocketsphinxLibraries } from './libraries.mjs';
+import { sentenceEndProbability } from './sentence-end.mjs';
 
 export const MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
 
@@ -17,8 +19,7 @@ let api;
 
 function load() {
   if (api) return api;
-  const ps = koffi.load('libpocketsphinx.so.3');
-  const sb = koffi.load('libsphinxbase.so.3');
+  const { ps, sb } = pocketsphinxLibraries();
   api = {
     psArgs: ps.func('void* ps_args()'),
     cmdLnInit: sb.func('void* cmd_ln_init(void* inout, void* defn, int strict, ...)'),
@@ -105,6 +106,11 @@ export class Decoder {
   lastWord() {
     if (!this.#inUtterance) return undefined;
     return (this.#inSegment ? lastWordPosterior(this.#ps) : undefined) ?? this.#lastWord;
+  }
+
+  /** How likely a sentence ends after `text` (default: the words so far), by the language model (0–1). */
+  sentenceEnd(text = this.partial()) {
+    return sentenceEndProbability(this.#ps, text);
   }
 
   /** Ends the utterance; returns its final transcript. */

@@ -7,6 +7,8 @@ export type RecogniserCommand =
   | { t: 'partial'; id: number }
   /** The last word so far and its posterior (a word lattice: a few ms of CPU, so only when asked). */
   | { t: 'posterior'; id: number }
+  /** How likely the sentence ends after the words so far, by the language model (microseconds). */
+  | { t: 'sentence_end'; id: number }
   | { t: 'finish'; id: number }
   | { t: 'abort'; id: number }
   /** Exit once the commands before it are done. */
@@ -18,5 +20,7 @@ export type RecogniserEvent =
   | { t: 'partial'; id: number; text: string }
   /** posterior: 0–1, absent before any word. */
   | { t: 'posterior'; id: number; posterior?: number }
+  /** probability: 0–1, absent before any word. */
+  | { t: 'sentence_end'; id: number; probability?: number }
   | { t: 'final'; id: number; text: string }
   | { t: 'failed'; id: number; error: string };

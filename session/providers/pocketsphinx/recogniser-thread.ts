@@ -5,6 +5,9 @@ import type { RecogniserCommand, RecogniserEvent } from './protocol.ts';
 
 const ENTRY = new URL('./recogniser-worker.mjs', import.meta.url);
 
+/** Commands answered with a number, or nothing (the recogniser has no word yet, or the utterance ended). */
+type NumberQuery = 'posterior' | 'sentence_end';
+
 interface Pending {
   resolve(text: string): void;
   reject(error: Error): void;
@@ -18,7 +21,7 @@ export class RecogniserThread {
   private readonly worker: Worker;
   private readonly finals = new Map<number, Pending>();
   private readonly partials = new Map<number, Pending[]>();
-  private readonly posteriors = new Map<number, Array<(posterior: number | undefined) => void>>();
+  private readonly numbers: Record<NumberQuery, Map<number, Array<(value: number | undefined) => void>>> = { posterior: new Map(), sentence_end: new Map() };
   /** The utterance this thread decodes now. */
   utterance: number | undefined;
   idleSince = Date.now();
@@ -36,7 +39,8 @@ export class RecogniserThread {
     this.worker.on('message', (event: RecogniserEvent) => {
       if (event.t === 'ready') return markReady();
       if (event.t === 'partial') return this.partials.get(event.id)?.shift()?.resolve(event.text);
-      if (event.t === 'posterior') return this.posteriors.get(event.id)?.shift()?.(event.posterior);
+      if (event.t === 'posterior') return this.numbers.posterior.get(event.id)?.shift()?.(event.posterior);
+      if (event.t === 'sentence_end') return this.numbers.sentence_end.get(event.id)?.shift()?.(event.probability);
       this.settle(event.id, event.t === 'final' ? event.text : new Error(event.error));
     });
     this.worker.on('error', () => {});
@@ -44,7 +48,7 @@ export class RecogniserThread {
       release(this.flags);
       this.dead = true;
       markReady();
-      for (const id of [...this.finals.keys(), ...this.partials.keys(), ...this.posteriors.keys()]) this.settle(id, new Error('the recogniser stopped'));
+      for (const id of [...this.finals.keys(), ...this.partials.keys(), ...this.numbers.posterior.keys(), ...this.numbers.sentence_end.keys()]) this.settle(id, new Error('the recogniser stopped'));
       this.onDead(this);
     });
   }
@@ -72,12 +76,21 @@ export class RecogniserThread {
 
   /** The posterior of the utterance's last word so far (undefined before a word, or once it ended). */
   posterior(id: number): Promise<number | undefined> {
+    return this.ask('posterior', id);
+  }
+
+  /** How likely the sentence ends after the utterance's words so far (undefined before a word, or once it ended). */
+  sentenceEnd(id: number): Promise<number | undefined> {
+    return this.ask('sentence_end', id);
+  }
+
+  private ask(query: NumberQuery, id: number): Promise<number | undefined> {
     if (this.dead) return Promise.resolve(undefined);
     return new Promise((resolve) => {
-      const waiting = this.posteriors.get(id) ?? [];
+      const waiting = this.numbers[query].get(id) ?? [];
       waiting.push(resolve);
-      this.posteriors.set(id, waiting);
-      this.send({ t: 'posterior', id });
+      this.numbers[query].set(id, waiting);
+      this.send({ t: query, id });
     });
   }
 
@@ -101,8 +114,10 @@ export class RecogniserThread {
     const waiting = this.partials.get(id) ?? [];
     this.finals.delete(id);
     this.partials.delete(id);
-    for (const resolve of this.posteriors.get(id) ?? []) resolve(undefined);
-    this.posteriors.delete(id);
+    for (const answers of Object.values(this.numbers)) {
+      for (const resolve of answers.get(id) ?? []) resolve(undefined);
+      answers.delete(id);
+    }
     if (typeof outcome === 'string') {
       pending?.resolve(outcome);
       for (const p of waiting) p.resolve('');

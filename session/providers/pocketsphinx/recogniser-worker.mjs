@@ -46,6 +46,7 @@ function handle(command) {
     if (command.t === 'finish') port.postMessage({ t: 'failed', id: command.id, error: 'unknown utterance' });
     if (command.t === 'partial') port.postMessage({ t: 'partial', id: command.id, text: '' });
     if (command.t === 'posterior') port.postMessage({ t: 'posterior', id: command.id });
+    if (command.t === 'sentence_end') port.postMessage({ t: 'sentence_end', id: command.id });
     return;
   }
   switch (command.t) {
@@ -57,6 +58,9 @@ function handle(command) {
       return;
     case 'posterior':
       port.postMessage({ t: 'posterior', id: command.id, posterior: decoder.lastWord()?.posterior });
+      return;
+    case 'sentence_end':
+      port.postMessage({ t: 'sentence_end', id: command.id, probability: decoder.sentenceEnd() });
       return;
     case 'finish':
       current = undefined;

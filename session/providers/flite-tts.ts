@@ -1,13 +1,11 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseWav } from '../../media/pcm.ts';
 import { SpeechProviderError, type SpeechChunk, type TextToSpeech } from './tts.ts';
 import { catalogOf, FLITE_VOICES, type VoiceCatalog } from './voices.ts';
 
-const CHILD = fileURLToPath(new URL('./flite-process.mjs', import.meta.url));
+/** The helper's entry point (its tests fork it directly). */
+export const FLITE_HELPER = fileURLToPath(new URL('./flite-process.mjs', import.meta.url));
 
 interface Request {
   id: number;
@@ -30,7 +28,6 @@ interface Request {
 export class FliteTextToSpeech implements TextToSpeech {
   readonly name = 'flite';
   readonly voices: VoiceCatalog = catalogOf(FLITE_VOICES);
-  private readonly dir = mkdtempSync(join(tmpdir(), 'parley-flite-'));
   private readonly helpers: Helper[] = [];
   private nextId = 1;
   private turn = 0;
@@ -57,7 +54,6 @@ export class FliteTextToSpeech implements TextToSpeech {
   async close(): Promise<void> {
     this.closed = true;
     for (const helper of this.helpers) helper.child.kill();
-    rmSync(this.dir, { recursive: true, force: true });
   }
 
   private dispatch(request: Request): void {
@@ -77,7 +73,7 @@ export class FliteTextToSpeech implements TextToSpeech {
   }
 
   private spawn(): Helper {
-    const helper = new Helper(fork(CHILD, [this.dir], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] }));
+    const helper = new Helper(fork(FLITE_HELPER, [], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] }));
     helper.child.on('message', (message: { id: number; wav?: Uint8Array; error?: string }) => {
       const request = helper.pending.get(message.id);
       if (!request) return;

@@ -15,6 +15,16 @@ export const MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
 
 const OPTIONS = ['-hmm', `${MODEL_DIR}/en-us`, '-lm', `${MODEL_DIR}/en-us.lm.bin`, '-dict', `${MODEL_DIR}/cmudict-en-us.dict`, '-logfn', '/dev/null'];
 
+/**
+ * Search settings, as pocketsphinx command-line pairs after OPTIONS. Its default lets up to 30,000
+ * HMMs stay active per frame; a cap of 5,000 (the beams stay as they are) cuts the CPU per second
+ * of speech for the same word error rate on our clips. Tighter caps save more but change what the
+ * search hears at a pause (a word cut off mid-way becomes a whole, likelier word), which moves the
+ * last-word posterior and the sentence-end probability end of turn was tuned on
+ * (bench/asr-settings.ts measures them side by side).
+ */
+export const SEARCH_SETTINGS = ['-maxhmmpf', '5000'];
+
 let api;
 
 function load() {
@@ -59,9 +69,9 @@ export class Decoder {
   /** The last word of the last finished segment, with its posterior. */
   #lastWord;
 
-  constructor() {
+  constructor(settings = SEARCH_SETTINGS) {
     const a = load();
-    const config = a.cmdLnInit(null, a.psArgs(), 1, ...OPTIONS.flatMap((value) => ['str', value]), 'str', null);
+    const config = a.cmdLnInit(null, a.psArgs(), 1, ...[...OPTIONS, ...settings].flatMap((value) => ['str', value]), 'str', null);
     if (!config) throw new Error('pocketsphinx rejected its configuration (is pocketsphinx-en-us installed?)');
     this.#ps = a.psInit(config);
     if (!this.#ps) throw new Error(`pocketsphinx could not load its model from ${MODEL_DIR}`);

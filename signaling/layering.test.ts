@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,5 +54,18 @@ describe('the layering rules', () => {
 
   it('let a protocol type into the browser library', async () => {
     expect(await tree()).not.toContain('client/src/typed.ts');
+  });
+});
+
+describe('the size of product files', () => {
+  it('no product file is over 300 lines (a longer one is split by responsibility)', () => {
+    const product = ['media', 'session', 'signaling', 'client/src'].flatMap((top) =>
+      (readdirSync(join(root, top), { recursive: true }) as string[])
+        .filter((path) => /\.(ts|mjs)$/.test(path) && !/\.(test|d)\.m?ts$/.test(path) && !/(^|\/)(testing|e2e)\//.test(path))
+        .map((path) => join(top, path)),
+    );
+    expect(product.length).toBeGreaterThan(100);
+    const long = product.map((path) => [path, readFileSync(join(root, path), 'utf8').split('\n').length - 1] as const).filter(([, lines]) => lines > 300);
+    expect(long).toEqual([]);
   });
 });

@@ -203,8 +203,8 @@ export class VoiceInput {
    * The words asked again a moment into the pause, with the recogniser's posterior of the last
    * one and its language model's probability that the sentence ends there: if they changed, or
    * it doubts that word, it is unsure of what it heard; if a sentence rarely ends on them, the
-   * thought is not finished. Either holds the pause (Endpointer.setRecheck). Without partial results, or if any of the answers fails,
-   * nothing changes.
+   * thought is not finished. Either holds the pause (Endpointer.setRecheck). Without partial
+   * results, or if any of the answers fails, nothing changes.
    */
   private recheck(): void {
     const epoch = this.probeEpoch;

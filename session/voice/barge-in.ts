@@ -66,8 +66,9 @@ export type BargeOutcome = 'interrupted' | 'resumed' | 'none';
  * The false-interruption recovery state machine. Sound that opens a speech segment during the
  * reply pauses the downlink at once (the client's buffer drains; nothing is cleared). The pause
  * ends one of two ways: confirmed (sustained speech, or words that are not backchannels) → the
- * reply is interrupted exactly as a barge-in always was; or not (a cough, a click, "mm-hm", a
- * pause nobody confirmed within maxPauseMs) → the reply resumes from the paused point.
+ * reply is interrupted exactly as a barge-in always was; or not (a cough, a click, "mm-hm" heard
+ * at the first pause in the sound or in the final transcript, a pause nobody confirmed within
+ * maxPauseMs) → the reply resumes from the paused point.
  */
 export class BargeIn {
   private paused: { at: number; timer: NodeJS.Timeout } | undefined;
@@ -75,6 +76,8 @@ export class BargeIn {
   private segment: BargeOutcome = 'none';
   /** The user's speech level (dBFS), for the level gate. */
   private userLevelDb = DEFAULT_USER_LEVEL_DB;
+  /** The open segment's pause was ended by a probe's words, not by its final transcript. */
+  private resumedAtPause = false;
 
   constructor(
     private readonly host: BargeInHost,
@@ -88,6 +91,7 @@ export class BargeIn {
   /** A speech segment opened. */
   onSpeechStart(): void {
     this.segment = 'none';
+    this.resumedAtPause = false;
     if (this.policy.confirm === 'immediate' || !this.host.replying) return;
     if (!this.host.pauseReply()) return;
     // Words that come after the resume still take the floor (onWords): the reply is then cut at
@@ -124,13 +128,24 @@ export class BargeIn {
         this.confirm('words');
         return true;
       }
-      if (!final) return true;
-      this.resume(nonBackchannelWords(text, this.policy.backchannels).length === 0 ? 'backchannel or no words' : 'too few words');
+      const why = nonBackchannelWords(text, this.policy.backchannels).length === 0 ? 'backchannel or no words' : 'too few words';
+      // At a pause in the sound (a probe) the reply goes on at once instead of after the
+      // turn's end-of-turn wait, which for a lone "yeah" can be the long hold; should the user
+      // go on, the reply pauses again (onSpeechResumed).
+      this.resume(final ? why : `${why} at a pause`);
+      this.resumedAtPause = !final;
       return false;
     }
     // Resumed earlier (noise so far, or the pause timed out): real words still take the floor.
     if (this.segment === 'resumed') return interrupting;
     return true;
+  }
+
+  /** Speech again after a probe's pause: a reply resumed at that pause waits once more. */
+  onSpeechResumed(): void {
+    if (!this.resumedAtPause || this.paused) return;
+    this.resumedAtPause = false;
+    this.onSpeechStart();
   }
 
   /** The segment was noise (too little voiced time). */

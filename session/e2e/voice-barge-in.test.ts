@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { startTestServer, WARM_RECOGNISERS, type TestServer } from '../../signaling/testing/test-server.ts';
 import { startSession, type WsTestClient } from '../../signaling/testing/ws-test-client.ts';
 import { concat, loadFixture, roomTone, streamRealtime } from '../../media/testing/audio-stream.ts';
+import { LoopStalls } from '../../media/testing/loop-stalls.ts';
 
 /**
  * False-interruption recovery over the real WebSocket path with the server's own providers
@@ -14,18 +15,25 @@ const REPLY = 'One two three four five six seven eight nine ten. Eleven twelve t
 /** 3.9 s of audio: still playing 1.2 s after the 1.5 s tone, played 1.2 s in, has ended. */
 const SHORT_REPLY = 'One two three four five six seven eight nine ten. Eleven twelve.';
 
-/** A downlink silence this long is a pause (a backchannel holds it ≥ 500 ms); shorter ones are event-loop stalls under load. */
+/**
+ * A downlink silence this long is a pause (a backchannel holds it ≥ 500 ms). The server runs in
+ * this process, so a stall of its event loop silences the wire too (356 ms seen beside two CPU
+ * burners, which failed the one-pause check): each silence counts without the longest stall in it.
+ */
 const PAUSE_GAP_MS = 300;
+const stalls = new LoopStalls();
 
 let t: TestServer;
 let n = 0;
 beforeAll(async () => {
+  stalls.start();
   t = await startTestServer({ ...WARM_RECOGNISERS, LOCAL_LLM_WORD_DELAY_MS: '10' });
   // The reference reply starts beside the tests rather than after the first of them; a failure
   // reaches every test that awaits it.
   referenceAudio().catch(() => undefined);
 });
 afterAll(async () => {
+  stalls.stop();
   await t.stop();
 });
 
@@ -46,7 +54,7 @@ async function replyWith(sound: Int16Array | undefined, text = REPLY) {
   const soundAt = performance.now();
   if (sound) void streamRealtime(client, concat(sound, roomTone(2500)));
   const done = await client.waitFor('done', (f) => f.turn_id === turnId, 20000);
-  return { client, turnId, done, audio: Buffer.concat(client.audio), gaps: client.audioGaps(PAUSE_GAP_MS, soundAt) };
+  return { client, turnId, done, audio: Buffer.concat(client.audio), gaps: client.audioGaps(PAUSE_GAP_MS, soundAt, stalls) };
 }
 
 function scaled(samples: Int16Array, db: number): Int16Array {
@@ -73,9 +81,10 @@ describe.concurrent('false-interruption recovery (Silero)', () => {
     expect(done.status).toBe('completed');
     expect(client.all('interrupted')).toHaveLength(0);
     // It did pause: one gap in the downlink after the sound, over by BARGE_IN_MAX_PAUSE_MS (1.5 s)
-    // at the latest, plus timer lateness on a loaded machine (the bench measures the spread).
+    // at the latest, give or take the frames on either side of it. The resume timer's lateness on
+    // a loaded machine is a stall, already left out of the gap.
     expect(gaps).toHaveLength(1);
-    expect(gaps[0]).toBeLessThanOrEqual(2000);
+    expect(gaps[0]).toBeLessThanOrEqual(1500 + 100);
     // Every byte of the reply arrived exactly once, in order.
     expect(audio.equals(await referenceAudio())).toBe(true);
     // The backchannel did not become a turn.

@@ -1,4 +1,5 @@
 import { Arrivals } from '../../media/testing/arrivals.ts';
+import type { LoopStalls } from '../../media/testing/loop-stalls.ts';
 import { ServerFrame } from '../protocol/server.ts';
 
 type Frame = ServerFrame;
@@ -63,10 +64,15 @@ export class FrameLog {
     return this.until(() => this.closed, timeoutMs, 'the close', false);
   }
 
-  /** Silences in the downlink longer than `minMs` that began at or after `since` (performance.now()), in ms. */
-  audioGaps(minMs: number, since = 0): number[] {
+  /**
+   * Silences in the downlink longer than `minMs` that began at or after `since` (performance.now()),
+   * in ms. With `stalls` (a server in this process), each silence less the longest stall of the
+   * loop within it: a stall silences the wire, but it is no pause of the product's.
+   */
+  audioGaps(minMs: number, since = 0, stalls?: LoopStalls): number[] {
     const at = this.audioArrivals;
-    return at.slice(1).map((t, i) => ({ from: at[i]!, ms: t - at[i]! })).filter((g) => g.ms > minMs && g.from >= since).map((g) => g.ms);
+    const gap = (from: number, to: number): number => to - from - (stalls?.longestWithin(from, to) ?? 0);
+    return at.slice(1).map((t, i) => ({ from: at[i]!, ms: gap(at[i]!, t) })).filter((g) => g.ms > minMs && g.from >= since).map((g) => g.ms);
   }
 
   /** When `frame` (one of `frames`) arrived. */

@@ -55,11 +55,12 @@ describe('CreditWatch', () => {
     // One warning per crossing, however often the watch looks.
     await vi.advanceTimersByTimeAsync(200_000);
     expect(types(r)).toEqual(['low_credit_warning']);
-    // 60 s before the credit is gone: the notice, with the true time left.
+    // 60 s before the credit is gone: the notice, with the true time left. The watch looks when
+    // it is due, not up to a look (a second) after it.
     await vi.advanceTimersByTimeAsync(39_000);
     const notice = r.frames.at(-1);
     expect(notice).toMatchObject({ type: 'session_closing_soon', reason: 'credit', resumable: true });
-    expect(notice?.type === 'session_closing_soon' && notice.closes_in_ms).toBeGreaterThan(59_000);
+    expect(notice?.type === 'session_closing_soon' && notice.closes_in_ms).toBeGreaterThanOrEqual(59_990);
     expect(notice?.type === 'session_closing_soon' && notice.closes_in_ms).toBeLessThanOrEqual(60_000);
     expect(r.exhausted).toBe(0);
     await vi.advanceTimersByTimeAsync(60_000);
@@ -83,6 +84,16 @@ describe('CreditWatch', () => {
     await vi.advanceTimersByTimeAsync(600_000);
     expect(types(r).filter((t) => t === 'low_credit_warning')).toHaveLength(2);
     expect(r.exhausted).toBe(0);
+  });
+
+  it('while warned, the notice goes when it is due, not at the next whole-second look', async () => {
+    // 61.5 s of credit: warned at once; looks a second apart would find 60.5 s, then 59.5 s left.
+    const r = rig(61.5);
+    r.watch.check();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(types(r)).toEqual(['low_credit_warning']);
+    await vi.advanceTimersByTimeAsync(501);
+    expect(types(r)).toEqual(['low_credit_warning', 'closing credit 59999']);
   });
 
   it('a top-up landing at the very moment of the close still counts', async () => {

@@ -94,7 +94,11 @@ export class CreditWatch {
     } else if (this.schedule.planned('credit')) {
       this.schedule.cancel('credit');
     }
-    if (this.warned || this.schedule.planned('credit')) return this.rearm(CLOSE_WATCH_MS);
+    if (this.warned || this.schedule.planned('credit')) {
+      // The next look also falls when the notice is due, not up to a look after it.
+      const untilNotice = msLeft > this.schedule.noticeMs ? msLeft - this.schedule.noticeMs + 1 : CLOSE_WATCH_MS;
+      return this.rearm(Math.min(CLOSE_WATCH_MS, untilNotice));
+    }
     // Next look when the credit would cross into the warning or the notice, at the latest IDLE_WATCH_MS.
     const untilThreshold = (secondsLeft - Math.max(this.settings.lowWarningS, this.schedule.noticeMs / 1000)) * 1000;
     this.rearm(Math.max(CLOSE_WATCH_MS, Math.min(IDLE_WATCH_MS, untilThreshold + 1)));

@@ -46,10 +46,15 @@ function slackMs(): number {
   return 10 + loopStalls.max / 1e6;
 }
 
-/** Sent one notice lead (1 s) ahead: the time left it states is that second, less a timer's lateness. */
+/**
+ * Sent one notice lead (1 s) ahead: the time left it states is that second, less its timer's
+ * lateness, which is the loop's stall at that moment (the same slack as above; beside two CPU
+ * burners the loop stalls for 300 ms at times). The credit's notice too: its watch looks when
+ * the notice is due.
+ */
 function expectLead(notice: Notice): void {
   expect(notice.closes_in_ms).toBeLessThanOrEqual(1000);
-  expect(notice.closes_in_ms).toBeGreaterThan(800);
+  expect(notice.closes_in_ms).toBeGreaterThanOrEqual(1000 - slackMs());
 }
 
 /** The promise a notice makes: the close comes no earlier than closes_in_ms after it (less the slack above), and soon after. */
@@ -72,7 +77,13 @@ describe('session_closing_soon ahead of every planned close (real time, 1 s noti
     };
 
     const windowId = sid('window');
-    const scoped = plain!.scopedKey(windowId, { ttlS: 2, account: 'rich' });
+    // A scoped key ends on a whole second (its mint time is floored), so its window at the
+    // session's start is its TTL less the mint's fraction of a second less the time to open. With
+    // 2 s, the window was under the 1 s lead whenever those two passed a second together, and the
+    // notice went at once with less left (905 ms seen; 764 ms failed beside two CPU burners).
+    // 3 s keeps the window over the lead for any opening under a second, so the notice is the
+    // timer's, as for the other reasons.
+    const scoped = plain!.scopedKey(windowId, { ttlS: 3, account: 'rich' });
     const [maxDuration, idleness, sessionWindow, credit] = await Promise.all([
       open(capped!, capped!.key),
       open(idle!, idle!.key),

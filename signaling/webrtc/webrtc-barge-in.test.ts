@@ -3,6 +3,7 @@ import { startTestServer, WARM_RECOGNISERS, type TestServer } from '../testing/t
 import { WsTestClient } from '../testing/ws-test-client.ts';
 import { WebRtcTestPeer } from '../testing/webrtc-test-peer.ts';
 import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
+import { LoopStalls } from '../../media/testing/loop-stalls.ts';
 import { sid } from '../testing/conversation.ts';
 
 /**
@@ -10,11 +11,20 @@ import { sid } from '../testing/conversation.ts';
  * slot, so a pause must hold them there and a resume must send them on, none lost or repeated.
  */
 const REPLY = 'One two three four five six seven eight nine ten. Eleven twelve thirteen fourteen fifteen sixteen seventeen.';
+/**
+ * A downlink silence this long is a pause. The session and this peer share this process's event
+ * loop, so a stall of it silences the wire too: each silence counts without the longest stall in it.
+ */
+const PAUSE_GAP_MS = 300;
+/** The worker sends the last packets up to its 200 ms lead after done: they have landed once none came for this long. */
+const QUIET_MS = 400;
+const stalls = new LoopStalls();
 
 let t: TestServer;
 /** Packets of the reply heard with nothing played into it. */
 let reference: Promise<number>;
 beforeAll(async () => {
+  stalls.start();
   t = await startTestServer({ ...WARM_RECOGNISERS, LOCAL_LLM_WORD_DELAY_MS: '10', STUN_URLS: '', WEBRTC_LOOPBACK_ONLY: '1' });
   // The plain call runs beside the tests (each waits out a 6 s reply in real time on a call of
   // its own); a failure reaches every test that awaits it.
@@ -26,6 +36,7 @@ beforeAll(async () => {
   reference.catch(() => undefined);
 });
 afterAll(async () => {
+  stalls.stop();
   await t.stop();
 });
 
@@ -36,7 +47,8 @@ async function callWith(sound: string | undefined) {
   await ws.waitFor('webrtc_ice');
   const peer = new WebRtcTestPeer();
   ws.send({ type: 'webrtc_offer', sdp: await peer.offer() });
-  await peer.accept((await ws.waitFor('webrtc_answer')).sdp);
+  // The first calls wait for the media worker thread to start: 5 s ran out beside two CPU burners.
+  await peer.accept((await ws.waitFor('webrtc_answer', () => true, 20000)).sdp);
   await Promise.race([ws.waitFor('ready', () => true, 8000), peer.waitFor('ready')]);
   await peer.waitControlOpen();
   peer.sendControl({ type: 'inject_context', message_id: 'm1', role: 'user', text: `say ${REPLY}` });
@@ -46,11 +58,25 @@ async function callWith(sound: string | undefined) {
   const soundAt = performance.now();
   if (sound) void peer.stream(concat(loadFixture(sound, 48000), roomTone(2500, 48000)));
   const done = await peer.waitFor('done', (f) => f.turn_id === turnId, 20000);
-  // The worker sends the last packets up to its 200 ms lead after done: let them land.
-  await new Promise((r) => setTimeout(r, 400));
+  await quiet(peer);
   const arrivals = peer.packetArrivals;
-  const gaps = arrivals.slice(1).map((at, i) => at - arrivals[i]!).filter((ms, i) => ms > 300 && arrivals[i]! >= soundAt);
+  const gaps = arrivals.slice(1).map((at, i) => at - arrivals[i]! - stalls.longestWithin(arrivals[i]!, at)).filter((ms, i) => ms > PAUSE_GAP_MS && arrivals[i]! >= soundAt);
   return { ws, peer, turnId, done, packets: peer.received.length, gaps };
+}
+
+/**
+ * Resolves once no packet came for QUIET_MS of the loop running. A fixed wait could end in a
+ * stall's shadow: its timer fires before the packets that waited out the stall are read.
+ */
+async function quiet(peer: WebRtcTestPeer): Promise<void> {
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 50));
+    // Reads of packets that arrived meanwhile run before this (the loop's poll phase).
+    await new Promise((r) => setImmediate(r));
+    const last = peer.packetArrivals.at(-1)!;
+    const now = performance.now();
+    if (now - last - stalls.longestWithin(last, now) >= QUIET_MS) return;
+  }
 }
 
 describe.concurrent('WebRTC false-interruption recovery', () => {

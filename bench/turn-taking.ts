@@ -59,8 +59,7 @@ export async function run(): Promise<Row[]> {
  * BENCH_BASELINE=<ref>: that commit's word rules (session/voice/lexical-cue.ts in the tree
  * bench/lib/baseline.ts extracts) beside this tree's, on the same probes; with its recheck only
  * if its endpointer had one, the last word's posterior only if its had that, and the language
- * model's sentence-end probability likewise (of the best path's words if its recogniser did not
- * marginalise it over the alternatives for the last word).
+ * model's sentence-end probability likewise.
  */
 async function baselineCue(vad: VadFactory): Promise<EotSystem[]> {
   const base = baseline();
@@ -70,8 +69,7 @@ async function baselineCue(vad: VadFactory): Promise<EotSystem[]> {
   const recheck = endpointer.includes('recheckSilenceMs');
   const posterior = endpointer.includes('minLastWordPosterior');
   const sentenceEnd = endpointer.includes('minSentenceEndProbability');
-  const sentenceEndOfWords = !readFileSync(join(base.dir, 'session/providers/pocketsphinx/decoder.mjs'), 'utf8').includes('expectedSentenceEnd');
-  return [{ name: `silero + lexical cue (baseline ${base.ref})`, vad, lexical: true, cue: module.lexicalCue, recheck, posterior, sentenceEnd, sentenceEndOfWords }];
+  return [{ name: `silero + lexical cue (baseline ${base.ref})`, vad, lexical: true, cue: module.lexicalCue, recheck, posterior, sentenceEnd }];
 }
 
 async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactory, corpusNote: string): Promise<Row[]> {

@@ -35,8 +35,6 @@ export interface EotSystem {
   minLastWordPosterior?: number;
   /** false: the recheck without the language model's sentence-end probability (the rules before it). */
   sentenceEnd?: boolean;
-  /** true: the sentence-end probability of the best path's words alone (the rules before it was marginalised over the recogniser's alternatives). */
-  sentenceEndOfWords?: boolean;
   /** Overrides the endpointer's minSentenceEndProbability (the bench's sweep). */
   minSentenceEndProbability?: number;
   /** Overrides the endpointer's sureSentenceEndProbability (the bench's sweep). */
@@ -64,8 +62,6 @@ interface Decoded {
   latencyMs: number;
   /** The recogniser's posterior of the last word (null: none, or a recogniser without one). */
   posterior: number | null;
-  /** The recogniser's sentence-end probability, over its alternatives for the last word (null: none). */
-  sentenceEnd: number | null;
 }
 
 /**
@@ -120,8 +116,8 @@ export class ProbeRecogniser {
    */
   async decode(segment: string, key: string, frames: Int16Array[]): Promise<Decoded> {
     const hit = this.cache.get(key);
-    // Entries cached before the recogniser's sentence-end probability was asked for are decoded again.
-    if (hit && 'sentenceEnd' in hit) return this.options.fixedLatencyMs === undefined ? hit : { ...hit, latencyMs: this.options.fixedLatencyMs };
+    // Entries cached before the posterior was asked for are decoded again.
+    if (hit && 'posterior' in hit) return this.options.fixedLatencyMs === undefined ? hit : { ...hit, latencyMs: this.options.fixedLatencyMs };
     let open = this.open.get(segment);
     if (!open || !open.stream.partial) {
       open?.stream.abort();
@@ -139,8 +135,7 @@ export class ProbeRecogniser {
     // As VoiceInput does: a partial result when the recogniser has them, else it is closed.
     const text = stream.partial ? await stream.partial() : await stream.finish();
     const posterior = (await stream.lastWordPosterior?.()) ?? null;
-    const sentenceEnd = (await stream.sentenceEndProbability?.()) ?? null;
-    const result = { text, posterior, sentenceEnd, latencyMs: performance.now() - t0 };
+    const result = { text, posterior, latencyMs: performance.now() - t0 };
     this.decodes += 1;
     this.latencies.push(result.latencyMs);
     this.cache.set(key, result);
@@ -219,9 +214,9 @@ async function replay(system: EotSystem, clip: TurnClip, frames: Array<{ frame: 
         }
         const again = await probes.decode(`${prefix}${segmentStart}`, `${prefix}${segmentStart}|${probe.frame}|+${i - probe.frame}`, segment);
         const changed = words(again.text).join(' ') !== words(probe.text).join(' ');
-        const sentenceEnd = system.sentenceEnd === false ? undefined : system.sentenceEndOfWords ? probes.sentenceEnd(again.text) : (again.sentenceEnd ?? undefined);
+        const sentenceEnd = system.sentenceEnd === false ? undefined : probes.sentenceEnd(again.text);
         recheck = { atFrame: i + Math.ceil(again.latencyMs / VAD_FRAME_MS), changed, posterior: system.posterior === false ? undefined : (again.posterior ?? undefined), sentenceEnd };
-        trace?.({ clip: clip.id, threshold, recheckMs: i * VAD_FRAME_MS - LEAD_MS, text: again.text, posterior: again.posterior, sentenceEnd, wordsSentenceEnd: probes.sentenceEnd(again.text), changed });
+        trace?.({ clip: clip.id, threshold, recheckMs: i * VAD_FRAME_MS - LEAD_MS, text: again.text, posterior: again.posterior, sentenceEnd, changed });
       } else if (event.type === 'speech_resumed') {
         cue = undefined;
         recheck = undefined;

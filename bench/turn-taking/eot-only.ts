@@ -13,8 +13,7 @@ import { forSplit, ProbeRecogniser, runEndOfTurn, type EotResult } from './end-o
  * TURN_CORPUS_CACHE=dir keeps the synthesised speech; TURN_SPLIT=tuning|heldout replays one half only;
  * TURN_MIN_POSTERIOR=0,0.1,0.2 replays each floor on the last word's posterior (0: off);
  * TURN_MIN_SENTENCE_END=0,0.05,0.1 each floor on the language model's sentence-end probability, with each posterior floor;
- * TURN_SURE_SENTENCE_END=0.2,2 each probability from which a doubted last word does not hold (above 1: off);
- * TURN_SENTENCE_END_OF_WORDS=1 the sentence-end probability of the best path's words alone (the rules before it was marginalised). Figures for the tuning half, the held-out
+ * TURN_SURE_SENTENCE_END=0.2,2 each probability from which a doubted last word does not hold (above 1: off). Figures for the tuning half, the held-out
  * half and the whole. The figures to report come from `npm run bench -- turn-taking`.
  */
 const corpus = buildCorpus(1);
@@ -33,7 +32,7 @@ const floors = process.env.TURN_MIN_POSTERIOR?.split(',').map(Number) ?? [undefi
 const endFloors = process.env.TURN_MIN_SENTENCE_END?.split(',').map(Number) ?? [undefined];
 const sures = process.env.TURN_SURE_SENTENCE_END?.split(',').map(Number) ?? [undefined];
 for (const [floor, endFloor, sure] of floors.flatMap((f) => endFloors.flatMap((e) => sures.map((s) => [f, e, s] as const)))) {
-  const system = { name: 'silero + lexical cue', vad, lexical: true, minLastWordPosterior: floor, minSentenceEndProbability: endFloor, sureSentenceEndProbability: sure, sentenceEndOfWords: process.env.TURN_SENTENCE_END_OF_WORDS === '1' };
+  const system = { name: 'silero + lexical cue', vad, lexical: true, minLastWordPosterior: floor, minSentenceEndProbability: endFloor, sureSentenceEndProbability: sure };
   const results = await runEndOfTurn(system, clips, thresholds, probes, trace, parallel);
   probes.save();
   const label = (floor === undefined ? '' : `, posterior floor ${floor}`) + (endFloor === undefined ? '' : `, sentence-end floor ${endFloor}`) + (sure === undefined ? '' : `, sure end ${sure}`);

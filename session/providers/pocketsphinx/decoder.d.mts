@@ -13,7 +13,5 @@ export declare class Decoder {
   lastWord(): { word: string; posterior: number } | undefined;
   /** How likely a sentence ends after `text` (default: the words so far), by the language model (0–1). */
   sentenceEnd(text?: string): number | undefined;
-  /** sentenceEnd marginalised over the recogniser's alternatives for its last word (its lattice posteriors). */
-  expectedSentenceEnd(): number | undefined;
   end(): string;
 }

@@ -48,12 +48,6 @@ function load() {
     linkPred: ps.func('void* ps_latlink_pred(void* link)'),
     linkWord: ps.func('const char* ps_latlink_baseword(void* dag, void* link)'),
     linkProb: ps.func('int32_t ps_latlink_prob(void* dag, void* link, _Out_ int32_t* ascr)'),
-    linkNodes: ps.func('void* ps_latlink_nodes(void* link, _Out_ void** src)'),
-    nodeEntries: ps.func('void* ps_latnode_entries(void* node)'),
-    nodeWord: ps.func('const char* ps_latnode_baseword(void* dag, void* node)'),
-    linkIterNext: ps.func('void* ps_latlink_iter_next(void* itor)'),
-    linkIterLink: ps.func('void* ps_latlink_iter_link(void* itor)'),
-    linkIterFree: ps.func('void ps_latlink_iter_free(void* itor)'),
     latticeLogmath: ps.func('void* ps_lattice_get_logmath(void* dag)'),
     logmathExp: sb.func('double logmath_exp(void* lmath, int32_t p)'),
     cmnLiveSet: sb.func('void cmn_live_set(void* cmn, const float* vec)'),
@@ -75,8 +69,6 @@ export class Decoder {
   #segments = [];
   /** The last word of the last finished segment, with its posterior. */
   #lastWord;
-  /** The last finished segment's alternatives for its last word (lastWordAlternatives). */
-  #lastAlternatives = [];
   /** Frames a segment may have searched for its word lattice to be built mid-segment (latticeSafe). */
   #latticeFrames = FRESH_LATTICE_FRAMES;
 
@@ -98,7 +90,6 @@ export class Decoder {
     if (this.#inUtterance) this.end();
     this.#segments = [];
     this.#lastWord = undefined;
-    this.#lastAlternatives = [];
     load().cmnLiveSet(this.#cmn, this.#initialMean);
     this.#startSegment();
     this.#inUtterance = true;
@@ -136,38 +127,12 @@ export class Decoder {
     return sentenceEndProbability(this.#ps, text);
   }
 
-  /**
-   * sentenceEnd marginalised over the recogniser's alternatives for its last word: each word the
-   * lattice ends on, after the word before it, weighted by its posterior. The best path's words
-   * alone without a lattice.
-   */
-  expectedSentenceEnd() {
-    if (!this.#inUtterance) return undefined;
-    const alternatives = !this.#inSegment ? this.#lastAlternatives : this.#latticeSafe() ? this.#withHistory(lastWordAlternatives(this.#ps)) : [];
-    let sum = 0;
-    let weight = 0;
-    for (const { word, before, posterior } of alternatives) {
-      const p = sentenceEndProbability(this.#ps, `${before} ${word}`);
-      if (p === undefined) continue;
-      sum += p * posterior;
-      weight += posterior;
-    }
-    return weight > 0 ? sum / weight : this.sentenceEnd();
-  }
-
-
   /** Ends the utterance; returns its final transcript. */
   end() {
     if (!this.#inUtterance) return '';
     this.#inUtterance = false;
     this.#endSegment();
     return this.#segments.filter(Boolean).join(' ');
-  }
-
-  /** A last word at the start of this segment follows the last word of the one before. */
-  #withHistory(alternatives) {
-    const earlier = this.#segments.filter(Boolean).join(' ').split(' ').pop() ?? '';
-    return alternatives.map((alternative) => ({ ...alternative, before: alternative.before ?? earlier }));
   }
 
   #startSegment() {
@@ -193,7 +158,6 @@ export class Decoder {
     // Ended, the search has written the index up to its last frame.
     this.#latticeFrames = Math.max(this.#latticeFrames, a.nFrames(this.#ps));
     if (this.#inSegment) {
-      this.#lastAlternatives = this.#withHistory(lastWordAlternatives(this.#ps));
       this.#segments.push(hyp(this.#ps));
       this.#lastWord = lastWordPosterior(this.#ps) ?? this.#lastWord;
     }
@@ -231,63 +195,6 @@ export function lastWordPosterior(ps) {
   for (; link; link = a.linkPred(link)) {
     const word = a.linkWord(dag, link);
     if (word && !FILLER.test(word)) return { word, posterior: a.logmathExp(a.latticeLogmath(dag), a.linkProb(dag, link, [0])) };
-  }
-  return undefined;
-}
-
-/**
- * The recogniser's alternatives for the last word of the search so far, from its word lattice:
- * every word whose link leads (through silences and fillers only) to the lattice's end, with the
- * word before it and its posterior. [] without a lattice.
- */
-export function lastWordAlternatives(ps) {
-  const a = load();
-  const dag = a.getLattice(ps);
-  if (!dag) return [];
-  const lm = a.getLm(ps, '_default');
-  const best = a.bestpath(dag, lm, BESTPATH_LW_RATIO, ASCALE);
-  if (!best) return [];
-  a.posterior(dag, lm, ASCALE);
-  const logmath = a.latticeLogmath(dag);
-  const end = a.linkNodes(best, [null]);
-  const out = [];
-  const seen = new Set();
-  const visit = (node, depth) => {
-    if (seen.has(node) || depth > MAX_FILLER_HOPS) return;
-    seen.add(node);
-    for (let it = a.nodeEntries(node); it; it = a.linkIterNext(it)) {
-      const link = a.linkIterLink(it);
-      const src = [null];
-      a.linkNodes(link, src);
-      const word = a.nodeWord(dag, src[0]);
-      if (FILLER.test(word)) visit(src[0], depth + 1);
-      else out.push({ word, before: wordBefore(dag, src[0]), posterior: a.logmathExp(logmath, a.linkProb(dag, link, [0])) });
-    }
-  };
-  visit(end, 0);
-  return out;
-}
-
-/** Silences and fillers crossed back from the lattice's end to find its last words. */
-const MAX_FILLER_HOPS = 4;
-
-/** The word before `node` on its likeliest way in (undefined at the lattice's start). */
-function wordBefore(dag, node) {
-  const a = load();
-  for (let n = node, hops = 0; hops <= MAX_FILLER_HOPS; hops += 1) {
-    let best;
-    let bestProb = -Infinity;
-    for (let it = a.nodeEntries(n); it; it = a.linkIterNext(it)) {
-      const link = a.linkIterLink(it);
-      const prob = a.linkProb(dag, link, [0]);
-      if (prob > bestProb) [best, bestProb] = [link, prob];
-    }
-    if (!best) return undefined;
-    const src = [null];
-    a.linkNodes(best, src);
-    n = src[0];
-    const word = a.nodeWord(dag, n);
-    if (!FILLER.test(word)) return word;
   }
   return undefined;
 }

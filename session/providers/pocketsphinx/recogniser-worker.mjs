@@ -60,7 +60,7 @@ function handle(command) {
       port.postMessage({ t: 'posterior', id: command.id, posterior: decoder.lastWord()?.posterior });
       return;
     case 'sentence_end':
-      port.postMessage({ t: 'sentence_end', id: command.id, probability: decoder.expectedSentenceEnd() });
+      port.postMessage({ t: 'sentence_end', id: command.id, probability: decoder.sentenceEnd() });
       return;
     case 'finish':
       current = undefined;

@@ -10,7 +10,11 @@ export interface BargeInPolicy {
    */
   confirm: 'speech' | 'words' | 'speech_or_words' | 'immediate';
   sustainedSpeechMs: number;
-  /** A pause nothing confirmed within this time resumes the reply. */
+  /**
+   * A pause nothing confirmed within this time resumes the reply. The default leaves 100 ms of
+   * the 1.5 s a user should wait at most for the pause's own detection and the pacing, which
+   * the client's silence also spans.
+   */
   maxPauseMs: number;
   backchannels: readonly string[];
   /** Single words that take the floor on their own ("stop"); other lone words need company. */
@@ -42,7 +46,7 @@ const SHORT_SPEECH_MIN_WORDS = 3;
 export const DEFAULT_BARGE_IN: BargeInPolicy = {
   confirm: 'speech_or_words',
   sustainedSpeechMs: 700,
-  maxPauseMs: 1500,
+  maxPauseMs: 1400,
   backchannels: ['mm-hm', 'mhm', 'mm', 'hm', 'hmm', 'uh-huh', 'um-hum', 'uh', 'um', 'yeah', 'yes', 'yep', 'right', 'okay', 'ok', 'sure', 'i see', 'got it', 'alright', 'all right'],
   interruptionWords: ['stop', 'wait', 'hold', 'pause', 'hang', 'sorry', 'excuse', 'actually'],
   shortSpeechMs: 600,

@@ -4,6 +4,7 @@ import { FakeLanguageModel } from '../testing/fake-llm.ts';
 import { FakeTextToSpeech } from '../testing/fake-speech.ts';
 import { passTime, useFakeClock } from '../testing/test-session.ts';
 import { openVoiceSession, speak } from '../testing/voice-rig.ts';
+import { DEFAULT_BARGE_IN } from './barge-in.ts';
 import { SentenceSplitter } from './sentences.ts';
 import { SpokenTimeline } from './spoken-text.ts';
 
@@ -18,7 +19,7 @@ useFakeClock();
 
 const REPLY = 'One two three four five six seven eight nine ten. Eleven twelve thirteen fourteen fifteen sixteen seventeen.';
 /** BARGE_IN_MAX_PAUSE_MS's default: a pause no confirmation ends is over by then. */
-const MAX_PAUSE_MS = 1500;
+const MAX_PAUSE_MS = DEFAULT_BARGE_IN.maxPauseMs;
 /** A downlink silence this long is a pause; the pacer's frames are 20 ms apart. */
 const PAUSE_GAP_MS = 300;
 

@@ -55,8 +55,10 @@ describe('BargeIn (false-interruption recovery)', () => {
     const { h, b } = make();
     const short = { voicedMs: 300, levelDb: DEFAULT_USER_LEVEL_DB };
     b.onSpeechStart();
-    // A probe's partial words: "yeah" (or "you have", as the recogniser often hears it) resumes now, not at the turn's end.
-    expect(b.onWords('you have', false, short)).toBe(false);
+    // A probe's partial words: a stray word may begin a sentence ("no, …"), so it waits; "yeah" resumes now, not at the turn's end.
+    expect(b.onWords('no', false, short)).toBe(true);
+    expect(h.calls).toEqual(['pause']);
+    expect(b.onWords('yeah', false, short)).toBe(false);
     expect(h.calls).toEqual(['pause', 'resume']);
     expect(b.pending).toBe(false);
     // The segment's final transcript, later, takes no turn.

@@ -132,11 +132,13 @@ export class BargeIn {
         this.confirm('words');
         return true;
       }
-      const why = nonBackchannelWords(text, this.policy.backchannels).length === 0 ? 'backchannel or no words' : 'too few words';
-      // At a pause in the sound (a probe) the reply goes on at once instead of after the
-      // turn's end-of-turn wait, which for a lone "yeah" can be the long hold; should the user
-      // go on, the reply pauses again (onSpeechResumed).
-      this.resume(final ? why : `${why} at a pause`);
+      const onlyBackchannels = nonBackchannelWords(text, this.policy.backchannels).length === 0;
+      // At a pause in the sound (a probe), only backchannels or no words resume the reply, at
+      // once instead of after the turn's end-of-turn wait (for a lone "yeah" often the long
+      // hold); a stray word there may begin a real interruption ("no, …"), so it waits for the
+      // rest. Should the user go on after a resume, the reply pauses again (onSpeechResumed).
+      if (!final && !onlyBackchannels) return true;
+      this.resume(onlyBackchannels ? `backchannel or no words${final ? '' : ' at a pause'}` : 'too few words');
       this.resumedAtPause = !final;
       return false;
     }

@@ -108,16 +108,24 @@ async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactor
   return rows;
 }
 
+/**
+ * With BENCH_BASELINE, that commit's default runs too, after this tree's configurations.
+ * TURN_OVERLAP_CONFIGS=fvad,before,default,baseline (default all) runs some of them.
+ */
 async function overlapTrials(overlaps: OverlapClip[]): Promise<Row[]> {
   const rows: Row[] = [];
   const parallel = Number(process.env.TURN_BENCH_PARALLEL ?? 6);
-  for (const [label, env] of [
-    ['fvad, barge-in on 100 ms of speech (current)', { VAD_PROVIDER: 'webrtc', BARGE_IN_CONFIRM: 'immediate' }],
-    ['silero + recovery, no level gate, no short-speech rule (before)', { BARGE_IN_LEVEL_GATE_DB: '0', BARGE_IN_SHORT_SPEECH_MS: '0' }],
-    ['silero + false-interruption recovery (new default)', {}],
-  ] as const) {
+  const base = baseline();
+  const configs: { key: string; label: string; env: Record<string, string>; repo?: string }[] = [
+    { key: 'fvad', label: 'fvad, barge-in on 100 ms of speech (current)', env: { VAD_PROVIDER: 'webrtc', BARGE_IN_CONFIRM: 'immediate' } },
+    { key: 'before', label: 'silero + recovery, no level gate, no short-speech rule (before)', env: { BARGE_IN_LEVEL_GATE_DB: '0', BARGE_IN_SHORT_SPEECH_MS: '0' } },
+    { key: 'default', label: 'silero + false-interruption recovery (new default)', env: {} },
+  ];
+  if (base) configs.push({ key: 'baseline', label: `the default at ${base.ref} (${base.sha.slice(0, 7)})`, env: base.env, repo: base.dir });
+  const only = process.env.TURN_OVERLAP_CONFIGS?.split(',');
+  for (const { label, env, repo } of configs.filter((c) => !only || only.includes(c.key))) {
     progress(`sounds during replies: ${label}`);
-    const server = await ChildServer.start({ env: { ...env, LOCAL_LLM_WORD_DELAY_MS: '10', TTS_WORKERS: String(parallel) }, startTimeoutMs: 90000 });
+    const server = await ChildServer.start({ env: { ...env, LOCAL_LLM_WORD_DELAY_MS: '10', TTS_WORKERS: String(parallel) }, startTimeoutMs: 90000, repo });
     try {
       const outcomes = await runOverlaps(server, overlaps, parallel, (n) => n % 20 === 0 && progress(`  ${n}/${overlaps.length}`));
       rows.push(...overlapRows(label, outcomes, parallel, overlaps.length - outcomes.length));

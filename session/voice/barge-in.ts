@@ -10,7 +10,11 @@ export interface BargeInPolicy {
    */
   confirm: 'speech' | 'words' | 'speech_or_words' | 'immediate';
   sustainedSpeechMs: number;
-  /** A pause nothing confirmed within this time resumes the reply. */
+  /**
+   * A pause nothing confirmed within this time resumes the reply. The default leaves 100 ms of
+   * the 1.5 s a user should wait at most for the pause's own detection and the pacing, which
+   * the client's silence also spans.
+   */
   maxPauseMs: number;
   backchannels: readonly string[];
   /** Single words that take the floor on their own ("stop"); other lone words need company. */
@@ -42,7 +46,7 @@ const SHORT_SPEECH_MIN_WORDS = 3;
 export const DEFAULT_BARGE_IN: BargeInPolicy = {
   confirm: 'speech_or_words',
   sustainedSpeechMs: 700,
-  maxPauseMs: 1500,
+  maxPauseMs: 1400,
   backchannels: ['mm-hm', 'mhm', 'mm', 'hm', 'hmm', 'uh-huh', 'um-hum', 'uh', 'um', 'yeah', 'yes', 'yep', 'right', 'okay', 'ok', 'sure', 'i see', 'got it', 'alright', 'all right'],
   interruptionWords: ['stop', 'wait', 'hold', 'pause', 'hang', 'sorry', 'excuse', 'actually'],
   shortSpeechMs: 600,
@@ -66,8 +70,9 @@ export type BargeOutcome = 'interrupted' | 'resumed' | 'none';
  * The false-interruption recovery state machine. Sound that opens a speech segment during the
  * reply pauses the downlink at once (the client's buffer drains; nothing is cleared). The pause
  * ends one of two ways: confirmed (sustained speech, or words that are not backchannels) → the
- * reply is interrupted exactly as a barge-in always was; or not (a cough, a click, "mm-hm", a
- * pause nobody confirmed within maxPauseMs) → the reply resumes from the paused point.
+ * reply is interrupted exactly as a barge-in always was; or not (a cough, a click, "mm-hm" heard
+ * at the first pause in the sound or in the final transcript, a pause nobody confirmed within
+ * maxPauseMs) → the reply resumes from the paused point.
  */
 export class BargeIn {
   private paused: { at: number; timer: NodeJS.Timeout } | undefined;
@@ -75,6 +80,8 @@ export class BargeIn {
   private segment: BargeOutcome = 'none';
   /** The user's speech level (dBFS), for the level gate. */
   private userLevelDb = DEFAULT_USER_LEVEL_DB;
+  /** The open segment's pause was ended by a probe's words, not by its final transcript. */
+  private resumedAtPause = false;
 
   constructor(
     private readonly host: BargeInHost,
@@ -88,6 +95,7 @@ export class BargeIn {
   /** A speech segment opened. */
   onSpeechStart(): void {
     this.segment = 'none';
+    this.resumedAtPause = false;
     if (this.policy.confirm === 'immediate' || !this.host.replying) return;
     if (!this.host.pauseReply()) return;
     // Words that come after the resume still take the floor (onWords): the reply is then cut at
@@ -124,13 +132,26 @@ export class BargeIn {
         this.confirm('words');
         return true;
       }
-      if (!final) return true;
-      this.resume(nonBackchannelWords(text, this.policy.backchannels).length === 0 ? 'backchannel or no words' : 'too few words');
+      const onlyBackchannels = nonBackchannelWords(text, this.policy.backchannels).length === 0;
+      // At a pause in the sound (a probe), only backchannels or no words resume the reply, at
+      // once instead of after the turn's end-of-turn wait (for a lone "yeah" often the long
+      // hold); a stray word there may begin a real interruption ("no, …"), so it waits for the
+      // rest. Should the user go on after a resume, the reply pauses again (onSpeechResumed).
+      if (!final && !onlyBackchannels) return true;
+      this.resume(onlyBackchannels ? `backchannel or no words${final ? '' : ' at a pause'}` : 'too few words');
+      this.resumedAtPause = !final;
       return false;
     }
     // Resumed earlier (noise so far, or the pause timed out): real words still take the floor.
     if (this.segment === 'resumed') return interrupting;
     return true;
+  }
+
+  /** Speech again after a probe's pause: a reply resumed at that pause waits once more. */
+  onSpeechResumed(): void {
+    if (!this.resumedAtPause || this.paused) return;
+    this.resumedAtPause = false;
+    this.onSpeechStart();
   }
 
   /** The segment was noise (too little voiced time). */

@@ -4,6 +4,7 @@ import { FakeLanguageModel } from '../testing/fake-llm.ts';
 import { FakeTextToSpeech } from '../testing/fake-speech.ts';
 import { passTime, useFakeClock } from '../testing/test-session.ts';
 import { openVoiceSession, speak } from '../testing/voice-rig.ts';
+import { DEFAULT_BARGE_IN } from './barge-in.ts';
 import { SentenceSplitter } from './sentences.ts';
 import { SpokenTimeline } from './spoken-text.ts';
 
@@ -18,16 +19,16 @@ useFakeClock();
 
 const REPLY = 'One two three four five six seven eight nine ten. Eleven twelve thirteen fourteen fifteen sixteen seventeen.';
 /** BARGE_IN_MAX_PAUSE_MS's default: a pause no confirmation ends is over by then. */
-const MAX_PAUSE_MS = 1500;
+const MAX_PAUSE_MS = DEFAULT_BARGE_IN.maxPauseMs;
 /** A downlink silence this long is a pause; the pacer's frames are 20 ms apart. */
 const PAUSE_GAP_MS = 300;
 
 /** Starts the reply, plays `sound` into it after 1.2 s of its audio, waits for the reply to end. */
-async function replyWith(sound: Int16Array | undefined) {
+async function replyWith(sound: Int16Array | undefined, session: Omit<Parameters<typeof openVoiceSession>[0] & object, 'llm'> = {}) {
   const llm = new FakeLanguageModel();
   llm.delayMs = 10;
   llm.enqueue({ text: REPLY });
-  const { client, stt } = openVoiceSession({ llm });
+  const { client, stt } = openVoiceSession({ ...session, llm });
   client.send({ type: 'inject_context', message_id: 'm1', role: 'user', text: 'count, please' });
   const turnId = (await client.waitFor('inject_context_ack')).turn_id!;
   await client.waitFor('text_delta', (f) => f.turn_id === turnId);
@@ -66,6 +67,24 @@ describe('false-interruption recovery', () => {
     expect(stt.heard.length).toBeGreaterThan(0);
     expect(client.all('asr')).toHaveLength(1);
     client.assertProtocol();
+  });
+
+  it('with a streaming recogniser, a backchannel resumes at its first pause, though end of turn would hold it; in flow mode it starts no reply', async () => {
+    const okay = loadFixture('okay.wav');
+    const okayMs = okay.length / 16;
+    for (const flow of [false, true]) {
+      // The recogniser doubts a lone word ends a sentence: end of turn would wait its long hold.
+      const { client, done, audio, gaps } = await replyWith(okay, { partials: true, sentenceEnd: () => 0.01, mode: { flow } });
+      expect(done.status).toBe('completed');
+      expect(client.all('interrupted')).toHaveLength(0);
+      // Paused from the onset until 100 ms of silence and the partial's words: well before the turn would end.
+      expect(gaps).toHaveLength(1);
+      expect(gaps[0]).toBeLessThan(okayMs + 250);
+      expect(audio.equals(await referenceAudio())).toBe(true);
+      expect(client.all('asr')).toHaveLength(1);
+      expect(client.all('canceled')).toHaveLength(0);
+      client.assertProtocol();
+    }
   });
 
   it('a cough pauses the reply (fvad calls it speech), then it resumes from the paused point', async () => {

@@ -125,8 +125,9 @@ export class VoiceController {
       // A probe that failed only loses its cue; the turn's own transcript decides what was said.
       const text = (await transcript.catch(() => '')).trim();
       if (epoch !== this.epoch) return;
-      if (this.bargeIn.pending) this.bargeIn.onWords(text, false, speech);
-      if (!this.host.settings.flow || !text || this.bargeIn.pending || lexicalCue(text) === 'incomplete') return;
+      // Words that settle a pending barge-in as a false interruption never start an eager reply.
+      const mayTakeTurn = this.bargeIn.onWords(text, false, speech);
+      if (!this.host.settings.flow || !text || !mayTakeTurn || this.bargeIn.pending || lexicalCue(text) === 'incomplete') return;
       const wait = this.eagerDelayMs - (performance.now() - probedAt);
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       if (epoch !== this.epoch) return;
@@ -154,7 +155,7 @@ export class VoiceController {
   private onSpeechResumed(): void {
     this.epoch += 1;
     const eager = this.eager;
-    if (!eager) return;
+    if (!eager) return this.bargeIn.onSpeechResumed();
     this.eager = undefined;
     eager.runner.cancel();
     this.host.history.dropLastUser(eager.text);

@@ -34,7 +34,7 @@ const loopStalls = monitorEventLoopDelay({ resolution: 5 });
 /** Waits for the notice and the close; the times (performance.now()) are from `since`. */
 async function noticeThenClose(client: WsTestClient, since: number, reason: string): Promise<{ notice: Notice; noticeAt: number; closeAt: number; code: number; closeReason: string }> {
   const notice = (await client.waitFor('session_closing_soon', (f) => f.reason === reason, 15_000)) as Notice;
-  const noticeAt = client.arrivals[client.frames.indexOf(notice)]! - since;
+  const noticeAt = client.arrivalOf(notice) - since;
   const closed = await client.waitClose(15_000);
   const closeAt = performance.now() - since;
   client.assertProtocol();

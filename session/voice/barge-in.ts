@@ -82,6 +82,8 @@ export class BargeIn {
   private userLevelDb = DEFAULT_USER_LEVEL_DB;
   /** The open segment's pause was ended by a probe's words, not by its final transcript. */
   private resumedAtPause = false;
+  /** The open segment paused the reply a second time (at most once: sounds would stutter it). */
+  private pausedAgain = false;
 
   constructor(
     private readonly host: BargeInHost,
@@ -96,11 +98,10 @@ export class BargeIn {
   onSpeechStart(): void {
     this.segment = 'none';
     this.resumedAtPause = false;
+    this.pausedAgain = false;
     if (this.policy.confirm === 'immediate' || !this.host.replying) return;
-    if (!this.host.pauseReply()) return;
-    // Words that come after the resume still take the floor (onWords): the reply is then cut at
-    // what was sent by that time, so the heard text stays exact.
-    this.paused = { at: performance.now(), timer: setTimeout(() => this.resume('no confirmation in time'), this.policy.maxPauseMs) };
+    // A pause an earlier segment still holds (its words not yet in) is this segment's now.
+    if (this.host.pauseReply() || this.paused) this.hold();
   }
 
   /** 100 ms of voiced speech: the old barge-in point, still used in `immediate` mode. */
@@ -147,11 +148,18 @@ export class BargeIn {
     return true;
   }
 
-  /** Speech again after a probe's pause: a reply resumed at that pause waits once more. */
+  /**
+   * Speech again after a probe's pause: a reply resumed at that pause waits once more, once per
+   * segment. A reply that ended meanwhile has nothing to pause; the segment stays settled, so
+   * its backchannel still takes no turn.
+   */
   onSpeechResumed(): void {
-    if (!this.resumedAtPause || this.paused) return;
+    if (!this.resumedAtPause || this.pausedAgain || this.paused) return;
     this.resumedAtPause = false;
-    this.onSpeechStart();
+    this.pausedAgain = true;
+    if (!this.host.replying || !this.host.pauseReply()) return;
+    this.segment = 'none';
+    this.hold();
   }
 
   /** The segment was noise (too little voiced time). */
@@ -178,6 +186,17 @@ export class BargeIn {
   private loudEnough(speech: SpeechMeasure): boolean {
     const gate = this.policy.levelGateDb;
     return gate === 0 || !Number.isFinite(speech.levelDb) || speech.levelDb >= this.userLevelDb - gate;
+  }
+
+  /**
+   * Holds the paused reply until the sound is judged or maxPauseMs passes. Words that come after
+   * the resume still take the floor (onWords): the reply is then cut at what was sent by that
+   * time, so the heard text stays exact.
+   */
+  private hold(): void {
+    if (this.paused) clearTimeout(this.paused.timer);
+    const pause = { at: this.paused?.at ?? performance.now(), timer: setTimeout(() => this.paused === pause && this.resume('no confirmation in time'), this.policy.maxPauseMs) };
+    this.paused = pause;
   }
 
   private confirm(reason: string): void {

@@ -3,7 +3,7 @@ import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.
 import { FakeLanguageModel } from '../testing/fake-llm.ts';
 import { FakeTextToSpeech } from '../testing/fake-speech.ts';
 import { passTime, useFakeClock } from '../testing/test-session.ts';
-import { openVoiceSession, speak } from '../testing/voice-rig.ts';
+import { fixtureTranscriber, openVoiceSession, speak } from '../testing/voice-rig.ts';
 import { DEFAULT_BARGE_IN } from './barge-in.ts';
 import { SentenceSplitter } from './sentences.ts';
 import { SpokenTimeline } from './spoken-text.ts';
@@ -85,6 +85,24 @@ describe('false-interruption recovery', () => {
       expect(client.all('canceled')).toHaveLength(0);
       client.assertProtocol();
     }
+  });
+
+  it('a probe that fails settles nothing: the pause waits for the final transcript', async () => {
+    const okay = loadFixture('okay.wav');
+    let calls = 0;
+    const transcriber = (audio: Int16Array): string => {
+      calls += 1;
+      if (calls === 1) throw new Error('the recogniser stopped');
+      return fixtureTranscriber(audio);
+    };
+    const answered = await replyWith(okay, { partials: true });
+    const { client, done, audio, gaps } = await replyWith(okay, { partials: true, transcriber });
+    expect(done.status).toBe('completed');
+    expect(gaps).toHaveLength(1);
+    // Not at the pause (100 ms of silence, as when the partial answers) but at the turn's end (260 ms).
+    expect(gaps[0]! - answered.gaps[0]!).toBeGreaterThan(100);
+    expect(audio.equals(await referenceAudio())).toBe(true);
+    expect(client.all('asr')).toHaveLength(1);
   });
 
   it('a cough pauses the reply (fvad calls it speech), then it resumes from the paused point', async () => {

@@ -108,18 +108,22 @@ async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactor
   return rows;
 }
 
-/** With BENCH_BASELINE, that commit's default runs too, after this tree's configurations. */
+/**
+ * With BENCH_BASELINE, that commit's default runs too, after this tree's configurations.
+ * TURN_OVERLAP_CONFIGS=fvad,before,default,baseline (default all) runs some of them.
+ */
 async function overlapTrials(overlaps: OverlapClip[]): Promise<Row[]> {
   const rows: Row[] = [];
   const parallel = Number(process.env.TURN_BENCH_PARALLEL ?? 6);
   const base = baseline();
-  const configs: { label: string; env: Record<string, string>; repo?: string }[] = [
-    { label: 'fvad, barge-in on 100 ms of speech (current)', env: { VAD_PROVIDER: 'webrtc', BARGE_IN_CONFIRM: 'immediate' } },
-    { label: 'silero + recovery, no level gate, no short-speech rule (before)', env: { BARGE_IN_LEVEL_GATE_DB: '0', BARGE_IN_SHORT_SPEECH_MS: '0' } },
-    { label: 'silero + false-interruption recovery (new default)', env: {} },
+  const configs: { key: string; label: string; env: Record<string, string>; repo?: string }[] = [
+    { key: 'fvad', label: 'fvad, barge-in on 100 ms of speech (current)', env: { VAD_PROVIDER: 'webrtc', BARGE_IN_CONFIRM: 'immediate' } },
+    { key: 'before', label: 'silero + recovery, no level gate, no short-speech rule (before)', env: { BARGE_IN_LEVEL_GATE_DB: '0', BARGE_IN_SHORT_SPEECH_MS: '0' } },
+    { key: 'default', label: 'silero + false-interruption recovery (new default)', env: {} },
   ];
-  if (base) configs.push({ label: `the default at ${base.ref} (${base.sha.slice(0, 7)})`, env: base.env, repo: base.dir });
-  for (const { label, env, repo } of configs) {
+  if (base) configs.push({ key: 'baseline', label: `the default at ${base.ref} (${base.sha.slice(0, 7)})`, env: base.env, repo: base.dir });
+  const only = process.env.TURN_OVERLAP_CONFIGS?.split(',');
+  for (const { label, env, repo } of configs.filter((c) => !only || only.includes(c.key))) {
     progress(`sounds during replies: ${label}`);
     const server = await ChildServer.start({ env: { ...env, LOCAL_LLM_WORD_DELAY_MS: '10', TTS_WORKERS: String(parallel) }, startTimeoutMs: 90000, repo });
     try {

@@ -67,7 +67,7 @@ describe('loadConfig', () => {
     expect(config.VAD_PROVIDER).toBe('silero');
     expect(config.BARGE_IN_CONFIRM).toBe('speech_or_words');
     expect(config.BARGE_IN_SPEECH_MS).toBe(700);
-    expect(config.BARGE_IN_MAX_PAUSE_MS).toBe(1500);
+    expect(config.BARGE_IN_MAX_PAUSE_MS).toBe(1400);
     expect(config.BACKCHANNELS).toContain('mm-hm');
     expect(loadConfig({ BACKCHANNELS: 'Yeah, OK ,yeah,,i see' }).BACKCHANNELS).toEqual(['yeah', 'ok', 'i see']);
     expect(loadConfig({ VAD_PROVIDER: 'webrtc', BARGE_IN_CONFIRM: 'immediate' })).toMatchObject({ VAD_PROVIDER: 'webrtc', BARGE_IN_CONFIRM: 'immediate' });

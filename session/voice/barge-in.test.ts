@@ -55,8 +55,10 @@ describe('BargeIn (false-interruption recovery)', () => {
     const { h, b } = make();
     const short = { voicedMs: 300, levelDb: DEFAULT_USER_LEVEL_DB };
     b.onSpeechStart();
-    // A probe's partial words: "yeah" (or "you have", as the recogniser often hears it) resumes now, not at the turn's end.
-    expect(b.onWords('you have', false, short)).toBe(false);
+    // A probe's partial words: a stray word may begin a sentence ("no, …"), so it waits; "yeah" resumes now, not at the turn's end.
+    expect(b.onWords('no', false, short)).toBe(true);
+    expect(h.calls).toEqual(['pause']);
+    expect(b.onWords('yeah', false, short)).toBe(false);
     expect(h.calls).toEqual(['pause', 'resume']);
     expect(b.pending).toBe(false);
     // The segment's final transcript, later, takes no turn.
@@ -68,11 +70,46 @@ describe('BargeIn (false-interruption recovery)', () => {
     expect(h.calls).toEqual(['pause', 'resume', 'pause', 'resume', 'pause']);
     b.onSpeechSustained(AT_LEVEL);
     expect(h.calls.at(-1)).toBe('interrupt');
-    // A pause the timer ended is not paused again by speech resuming in it (background voices would stutter the reply).
+    // Empty words at a pause (a cough the recogniser heard nothing in) resume too.
     b.onSpeechStart();
-    vi.advanceTimersByTime(DEFAULT_BARGE_IN.maxPauseMs);
-    b.onSpeechResumed();
+    expect(b.onWords('', false, short)).toBe(false);
     expect(h.calls.slice(-2)).toEqual(['pause', 'resume']);
+  });
+
+  it('pauses again once per segment at most, never after the timer, and a backchannel stays no turn when the reply has ended', () => {
+    const short = { voicedMs: 300, levelDb: DEFAULT_USER_LEVEL_DB };
+    const { h, b } = make();
+    b.onSpeechStart();
+    b.onWords('mm', false, short);
+    b.onSpeechResumed();
+    // Paused again; nothing confirms it, so the timer resumes; more speech in the segment does not pause it a third time.
+    vi.advanceTimersByTime(DEFAULT_BARGE_IN.maxPauseMs);
+    expect(h.calls).toEqual(['pause', 'resume', 'pause', 'resume']);
+    b.onSpeechResumed();
+    b.onWords('mm', false, short);
+    b.onSpeechResumed();
+    expect(h.calls).toEqual(['pause', 'resume', 'pause', 'resume']);
+    // Resumed at a pause, then the reply ended: going on pauses nothing and the backchannel takes no turn.
+    const ended = make();
+    ended.b.onSpeechStart();
+    ended.b.onWords('yeah', false, short);
+    ended.h.replying = false;
+    ended.b.onSpeechResumed();
+    expect(ended.h.calls).toEqual(['pause', 'resume']);
+    expect(ended.b.onWords('yeah yeah', true, short)).toBe(false);
+  });
+
+  it("a pause an earlier segment still holds is the new segment's: its own timer, and the old one resumes nothing", () => {
+    const { h, b } = make();
+    b.onSpeechStart();
+    vi.advanceTimersByTime(1000);
+    // A second segment starts while the first one's words are not in: the reply stays paused for it, a full maxPauseMs.
+    h.pauseReply = () => (h.calls.push('pause'), false);
+    b.onSpeechStart();
+    vi.advanceTimersByTime(DEFAULT_BARGE_IN.maxPauseMs - 1);
+    expect(h.calls).toEqual(['pause', 'pause']);
+    vi.advanceTimersByTime(1);
+    expect(h.calls).toEqual(['pause', 'pause', 'resume']);
   });
 
   it('resumes after maxPauseMs when nothing confirms', () => {

@@ -10,7 +10,11 @@ export interface BargeInPolicy {
    */
   confirm: 'speech' | 'words' | 'speech_or_words' | 'immediate';
   sustainedSpeechMs: number;
-  /** A pause nothing confirmed within this time resumes the reply. */
+  /**
+   * A pause nothing confirmed within this time resumes the reply. The default leaves 100 ms of
+   * the 1.5 s a user should wait at most for the pause's own detection and the pacing, which
+   * the client's silence also spans.
+   */
   maxPauseMs: number;
   backchannels: readonly string[];
   /** Single words that take the floor on their own ("stop"); other lone words need company. */
@@ -42,7 +46,7 @@ const SHORT_SPEECH_MIN_WORDS = 3;
 export const DEFAULT_BARGE_IN: BargeInPolicy = {
   confirm: 'speech_or_words',
   sustainedSpeechMs: 700,
-  maxPauseMs: 1500,
+  maxPauseMs: 1400,
   backchannels: ['mm-hm', 'mhm', 'mm', 'hm', 'hmm', 'uh-huh', 'um-hum', 'uh', 'um', 'yeah', 'yes', 'yep', 'right', 'okay', 'ok', 'sure', 'i see', 'got it', 'alright', 'all right'],
   interruptionWords: ['stop', 'wait', 'hold', 'pause', 'hang', 'sorry', 'excuse', 'actually'],
   shortSpeechMs: 600,
@@ -78,6 +82,8 @@ export class BargeIn {
   private userLevelDb = DEFAULT_USER_LEVEL_DB;
   /** The open segment's pause was ended by a probe's words, not by its final transcript. */
   private resumedAtPause = false;
+  /** The open segment paused the reply a second time (at most once: sounds would stutter it). */
+  private pausedAgain = false;
 
   constructor(
     private readonly host: BargeInHost,
@@ -92,11 +98,10 @@ export class BargeIn {
   onSpeechStart(): void {
     this.segment = 'none';
     this.resumedAtPause = false;
+    this.pausedAgain = false;
     if (this.policy.confirm === 'immediate' || !this.host.replying) return;
-    if (!this.host.pauseReply()) return;
-    // Words that come after the resume still take the floor (onWords): the reply is then cut at
-    // what was sent by that time, so the heard text stays exact.
-    this.paused = { at: performance.now(), timer: setTimeout(() => this.resume('no confirmation in time'), this.policy.maxPauseMs) };
+    // A pause an earlier segment still holds (its words not yet in) is this segment's now.
+    if (this.host.pauseReply() || this.paused) this.hold();
   }
 
   /** 100 ms of voiced speech: the old barge-in point, still used in `immediate` mode. */
@@ -128,11 +133,13 @@ export class BargeIn {
         this.confirm('words');
         return true;
       }
-      const why = nonBackchannelWords(text, this.policy.backchannels).length === 0 ? 'backchannel or no words' : 'too few words';
-      // At a pause in the sound (a probe) the reply goes on at once instead of after the
-      // turn's end-of-turn wait, which for a lone "yeah" can be the long hold; should the user
-      // go on, the reply pauses again (onSpeechResumed).
-      this.resume(final ? why : `${why} at a pause`);
+      const onlyBackchannels = nonBackchannelWords(text, this.policy.backchannels).length === 0;
+      // At a pause in the sound (a probe), only backchannels or no words resume the reply, at
+      // once instead of after the turn's end-of-turn wait (for a lone "yeah" often the long
+      // hold); a stray word there may begin a real interruption ("no, …"), so it waits for the
+      // rest. Should the user go on after a resume, the reply pauses again (onSpeechResumed).
+      if (!final && !onlyBackchannels) return true;
+      this.resume(onlyBackchannels ? `backchannel or no words${final ? '' : ' at a pause'}` : 'too few words');
       this.resumedAtPause = !final;
       return false;
     }
@@ -141,11 +148,18 @@ export class BargeIn {
     return true;
   }
 
-  /** Speech again after a probe's pause: a reply resumed at that pause waits once more. */
+  /**
+   * Speech again after a probe's pause: a reply resumed at that pause waits once more, once per
+   * segment. A reply that ended meanwhile has nothing to pause; the segment stays settled, so
+   * its backchannel still takes no turn.
+   */
   onSpeechResumed(): void {
-    if (!this.resumedAtPause || this.paused) return;
+    if (!this.resumedAtPause || this.pausedAgain || this.paused) return;
     this.resumedAtPause = false;
-    this.onSpeechStart();
+    this.pausedAgain = true;
+    if (!this.host.replying || !this.host.pauseReply()) return;
+    this.segment = 'none';
+    this.hold();
   }
 
   /** The segment was noise (too little voiced time). */
@@ -172,6 +186,17 @@ export class BargeIn {
   private loudEnough(speech: SpeechMeasure): boolean {
     const gate = this.policy.levelGateDb;
     return gate === 0 || !Number.isFinite(speech.levelDb) || speech.levelDb >= this.userLevelDb - gate;
+  }
+
+  /**
+   * Holds the paused reply until the sound is judged or maxPauseMs passes. Words that come after
+   * the resume still take the floor (onWords): the reply is then cut at what was sent by that
+   * time, so the heard text stays exact.
+   */
+  private hold(): void {
+    if (this.paused) clearTimeout(this.paused.timer);
+    const pause = { at: this.paused?.at ?? performance.now(), timer: setTimeout(() => this.paused === pause && this.resume('no confirmation in time'), this.policy.maxPauseMs) };
+    this.paused = pause;
   }
 
   private confirm(reason: string): void {

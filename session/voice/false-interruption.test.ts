@@ -3,7 +3,8 @@ import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.
 import { FakeLanguageModel } from '../testing/fake-llm.ts';
 import { FakeTextToSpeech } from '../testing/fake-speech.ts';
 import { passTime, useFakeClock } from '../testing/test-session.ts';
-import { openVoiceSession, speak } from '../testing/voice-rig.ts';
+import { fixtureTranscriber, openVoiceSession, speak } from '../testing/voice-rig.ts';
+import { DEFAULT_BARGE_IN } from './barge-in.ts';
 import { SentenceSplitter } from './sentences.ts';
 import { SpokenTimeline } from './spoken-text.ts';
 
@@ -18,7 +19,7 @@ useFakeClock();
 
 const REPLY = 'One two three four five six seven eight nine ten. Eleven twelve thirteen fourteen fifteen sixteen seventeen.';
 /** BARGE_IN_MAX_PAUSE_MS's default: a pause no confirmation ends is over by then. */
-const MAX_PAUSE_MS = 1500;
+const MAX_PAUSE_MS = DEFAULT_BARGE_IN.maxPauseMs;
 /** A downlink silence this long is a pause; the pacer's frames are 20 ms apart. */
 const PAUSE_GAP_MS = 300;
 
@@ -84,6 +85,24 @@ describe('false-interruption recovery', () => {
       expect(client.all('canceled')).toHaveLength(0);
       client.assertProtocol();
     }
+  });
+
+  it('a probe that fails settles nothing: the pause waits for the final transcript', async () => {
+    const okay = loadFixture('okay.wav');
+    let calls = 0;
+    const transcriber = (audio: Int16Array): string => {
+      calls += 1;
+      if (calls === 1) throw new Error('the recogniser stopped');
+      return fixtureTranscriber(audio);
+    };
+    const answered = await replyWith(okay, { partials: true });
+    const { client, done, audio, gaps } = await replyWith(okay, { partials: true, transcriber });
+    expect(done.status).toBe('completed');
+    expect(gaps).toHaveLength(1);
+    // Not at the pause (100 ms of silence, as when the partial answers) but at the turn's end (260 ms).
+    expect(gaps[0]! - answered.gaps[0]!).toBeGreaterThan(100);
+    expect(audio.equals(await referenceAudio())).toBe(true);
+    expect(client.all('asr')).toHaveLength(1);
   });
 
   it('a cough pauses the reply (fvad calls it speech), then it resumes from the paused point', async () => {

@@ -42,7 +42,7 @@ export class VoiceController {
   private readonly bargeIn: BargeIn;
   private transcripts: Promise<void> = Promise.resolve();
   private eager: { runner: TurnRunner; text: string } | undefined;
-  /** Bumped whenever the user resumes after a probe; stale probe transcripts check it. */
+  /** Bumped when speech starts or resumes after a probe; stale probe transcripts check it. */
   private epoch = 0;
   private lastInterrupted: { record: TurnRecord; bargeSeq: number; corrected: boolean } | undefined;
   /** Flow mode: how long after a probe the pause must last before an eager reply starts. */
@@ -59,6 +59,8 @@ export class VoiceController {
     this.eagerDelayMs = Math.max(0, endpointing.eagerSilenceMs - endpointing.probeSilenceMs);
     this.input = new VoiceInput(inputRate, endpointing, voice.vad, voice.stt, {
       onSpeechStart: () => {
+        // A probe of the segment before can no longer settle anything.
+        this.epoch += 1;
         if (!this.eager) this.bargeIn.onSpeechStart();
       },
       onSpeechConfirmed: () => this.onSpeechConfirmed(),
@@ -122,9 +124,9 @@ export class VoiceController {
     let heardAt: number | undefined;
     transcript.then(() => (heardAt = performance.now()), () => undefined);
     this.enqueue(async () => {
-      // A probe that failed only loses its cue; the turn's own transcript decides what was said.
-      const text = (await transcript.catch(() => '')).trim();
-      if (epoch !== this.epoch) return;
+      // A probe that failed only loses its cue and settles no barge-in; the turn's own transcript decides what was said.
+      const text = await transcript.then((t) => t.trim(), () => undefined);
+      if (epoch !== this.epoch || text === undefined) return;
       // Words that settle a pending barge-in as a false interruption never start an eager reply.
       const mayTakeTurn = this.bargeIn.onWords(text, false, speech);
       if (!this.host.settings.flow || !text || !mayTakeTurn || this.bargeIn.pending || lexicalCue(text) === 'incomplete') return;

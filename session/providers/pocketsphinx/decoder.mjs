@@ -41,6 +41,7 @@ function load() {
     getInSpeech: ps.func('uint8_t ps_get_in_speech(void* ps)'),
     getFeat: ps.func('void* ps_get_feat(void* ps)'),
     getLattice: ps.func('void* ps_get_lattice(void* ps)'),
+    nFrames: ps.func('int ps_get_n_frames(void* ps)'),
     getLm: ps.func('void* ps_get_lm(void* ps, const char* name)'),
     bestpath: ps.func('void* ps_lattice_bestpath(void* dag, void* lmset, float lwf, float ascale)'),
     posterior: ps.func('int32_t ps_lattice_posterior(void* dag, void* lmset, float ascale)'),
@@ -68,6 +69,8 @@ export class Decoder {
   #segments = [];
   /** The last word of the last finished segment, with its posterior. */
   #lastWord;
+  /** Frames a segment may have searched for its word lattice to be built mid-segment (latticeSafe). */
+  #latticeFrames = FRESH_LATTICE_FRAMES;
 
   constructor(settings = SEARCH_SETTINGS) {
     const a = load();
@@ -115,7 +118,8 @@ export class Decoder {
   /** The last word heard so far and pocketsphinx's posterior for it (undefined before any word). */
   lastWord() {
     if (!this.#inUtterance) return undefined;
-    return (this.#inSegment ? lastWordPosterior(this.#ps) : undefined) ?? this.#lastWord;
+    if (!this.#inSegment) return this.#lastWord;
+    return this.#latticeSafe() ? (lastWordPosterior(this.#ps) ?? this.#lastWord) : undefined;
   }
 
   /** How likely a sentence ends after `text` (default: the words so far), by the language model (0–1). */
@@ -136,8 +140,23 @@ export class Decoder {
     this.#inSegment = false;
   }
 
+  /**
+   * Whether pocketsphinx can build the word lattice of the segment so far. Mid-segment it reads
+   * its per-frame backpointer index one frame past the search, an entry written only when that
+   * frame is searched: zeros from its first allocation (256 frames), else what a longer segment
+   * before left there. Past both it is uninitialised memory, and ps_get_lattice segfaults
+   * (ngram_search_lattice, Debian's 5prealpha; a recheck 3 s into a first long segment did),
+   * which would take the whole server down with this thread. Such a query gets no lattice.
+   */
+  #latticeSafe() {
+    return load().nFrames(this.#ps) + LATTICE_FRAME_MARGIN <= this.#latticeFrames;
+  }
+
   #endSegment() {
-    if (load().endUtt(this.#ps) < 0) throw new Error('pocketsphinx could not end the utterance');
+    const a = load();
+    if (a.endUtt(this.#ps) < 0) throw new Error('pocketsphinx could not end the utterance');
+    // Ended, the search has written the index up to its last frame.
+    this.#latticeFrames = Math.max(this.#latticeFrames, a.nFrames(this.#ps));
     if (this.#inSegment) {
       this.#segments.push(hyp(this.#ps));
       this.#lastWord = lastWordPosterior(this.#ps) ?? this.#lastWord;
@@ -149,6 +168,11 @@ export class Decoder {
 function hyp(ps) {
   return (load().getHyp(ps, [0]) ?? '').trim();
 }
+
+/** pocketsphinx allocates its backpointer index for 256 frames, zeroed (ngram_search_init). */
+const FRESH_LATTICE_FRAMES = 255;
+/** ps_get_n_frames counts the acoustic model's frames, which may run a frame ahead of the search's. */
+const LATTICE_FRAME_MARGIN = 2;
 
 /** Fillers and silences pocketsphinx puts in a path: not words. */
 const FILLER = /^(<.*>|\[.*\]|\+\+.*\+\+)$/;

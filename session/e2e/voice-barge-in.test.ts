@@ -3,6 +3,7 @@ import { startTestServer, WARM_RECOGNISERS, type TestServer } from '../../signal
 import { startSession, type WsTestClient } from '../../signaling/testing/ws-test-client.ts';
 import { concat, loadFixture, roomTone, streamRealtime } from '../../media/testing/audio-stream.ts';
 import { LoopStalls } from '../../media/testing/loop-stalls.ts';
+import { DEFAULT_BARGE_IN } from '../voice/barge-in.ts';
 
 /**
  * False-interruption recovery over the real WebSocket path with the server's own providers
@@ -80,11 +81,11 @@ describe.concurrent('false-interruption recovery (Silero)', () => {
     const { client, done, audio, gaps } = await replyWith(loadFixture('okay.wav'));
     expect(done.status).toBe('completed');
     expect(client.all('interrupted')).toHaveLength(0);
-    // It did pause: one gap in the downlink after the sound, over by BARGE_IN_MAX_PAUSE_MS (1.5 s)
-    // at the latest, give or take the frames on either side of it. The resume timer's lateness on
-    // a loaded machine is a stall, already left out of the gap.
+    // It did pause: one gap in the downlink after the sound, over by BARGE_IN_MAX_PAUSE_MS at the
+    // latest, give or take the frames on either side of it. The resume timer's lateness on a
+    // loaded machine is a stall, already left out of the gap.
     expect(gaps).toHaveLength(1);
-    expect(gaps[0]).toBeLessThanOrEqual(1500 + 100);
+    expect(gaps[0]).toBeLessThanOrEqual(DEFAULT_BARGE_IN.maxPauseMs + 100);
     // Every byte of the reply arrived exactly once, in order.
     expect(audio.equals(await referenceAudio())).toBe(true);
     // The backchannel did not become a turn.

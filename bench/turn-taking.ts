@@ -110,7 +110,7 @@ async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactor
 
 /**
  * With BENCH_BASELINE, that commit's default runs too, after this tree's configurations.
- * TURN_OVERLAP_CONFIGS=fvad,before,default,baseline (default all) runs some of them.
+ * TURN_OVERLAP_CONFIGS=fvad,before,default,baseline (default all) runs some of them, in that order.
  */
 async function overlapTrials(overlaps: OverlapClip[]): Promise<Row[]> {
   const rows: Row[] = [];
@@ -123,7 +123,8 @@ async function overlapTrials(overlaps: OverlapClip[]): Promise<Row[]> {
   ];
   if (base) configs.push({ key: 'baseline', label: `the default at ${base.ref} (${base.sha.slice(0, 7)})`, env: base.env, repo: base.dir });
   const only = process.env.TURN_OVERLAP_CONFIGS?.split(',');
-  for (const { label, env, repo } of configs.filter((c) => !only || only.includes(c.key))) {
+  const chosen = only ? only.flatMap((key) => configs.filter((c) => c.key === key)) : configs;
+  for (const { label, env, repo } of chosen) {
     progress(`sounds during replies: ${label}`);
     const server = await ChildServer.start({ env: { ...env, LOCAL_LLM_WORD_DELAY_MS: '10', TTS_WORKERS: String(parallel) }, startTimeoutMs: 90000, repo });
     try {

@@ -1,5 +1,5 @@
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
+import { LoopStalls } from '../../../media/testing/loop-stalls.ts';
 import type { ServerFrame } from '../../../session/protocol/server.ts';
 import { sid, textStart } from '../../testing/conversation.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
@@ -13,7 +13,8 @@ import { startSession, type WsTestClient } from '../../testing/ws-test-client.ts
  * The servers share this process's event loop with the clients, and the four notices go out in
  * the same instant: a notice can sit unread while the loop is busy with another session, which
  * shortens the gap the client sees by as much. So the gap is read from the frame's arrival on the
- * socket, and its slack is 10 ms of clock plus the longest stall the loop had meanwhile.
+ * socket, and its slack is 10 ms of clock plus the longest stall the loop had meanwhile
+ * (LoopStalls, as the barge-in tests use).
  */
 
 type Notice = Extract<ServerFrame, { type: 'session_closing_soon' }>;
@@ -29,7 +30,9 @@ async function server(env: Record<string, string>): Promise<TestServer> {
   return t;
 }
 
-const loopStalls = monitorEventLoopDelay({ resolution: 5 });
+const loopStalls = new LoopStalls();
+/** Stalls count from here on (set once the sessions are open): the servers' start-up is in no gap. */
+let watchFrom = 0;
 
 /** Waits for the notice and the close; the times (performance.now()) are from `since`. */
 async function noticeThenClose(client: WsTestClient, since: number, reason: string): Promise<{ notice: Notice; noticeAt: number; closeAt: number; code: number; closeReason: string }> {
@@ -43,7 +46,7 @@ async function noticeThenClose(client: WsTestClient, since: number, reason: stri
 
 /** How much earlier than announced a close may look from the client (see above). */
 function slackMs(): number {
-  return 10 + loopStalls.max / 1e6;
+  return 10 + loopStalls.longestWithin(watchFrom, performance.now());
 }
 
 /**
@@ -65,8 +68,7 @@ function expectKept(r: { notice: Notice; noticeAt: number; closeAt: number }): v
 
 describe('session_closing_soon ahead of every planned close (real time, 1 s notices)', () => {
   it('each reason: the notice with its lead, then the close with its code', async () => {
-    loopStalls.enable();
-    // Stalls count from the sessions' start on: the servers' own start-up is not in any gap.
+    loopStalls.start();
     const [capped, idle, plain] = await Promise.all([server({ MAX_SESSION_S: '2' }), server({ IDLE_TIMEOUT_S: '2' }), server({ DRAIN_TIMEOUT_MS: '3000' })]);
     await plain!.server.context.stores.accounts.setCredit('acme', 2);
     const poorKey = (await plain!.server.context.stores.keys.create('poor')).key;
@@ -90,7 +92,7 @@ describe('session_closing_soon ahead of every planned close (real time, 1 s noti
       open(plain!, scoped, windowId),
       open(plain!, poorKey),
     ]);
-    loopStalls.reset();
+    watchFrom = performance.now();
     const results = await Promise.all([
       noticeThenClose(maxDuration.client, maxDuration.since, 'max_duration'),
       noticeThenClose(idleness.client, idleness.since, 'idle'),
@@ -125,7 +127,7 @@ describe('session_closing_soon ahead of every planned close (real time, 1 s noti
 
     // restart: a drain with DRAIN_TIMEOUT_MS 3000 keeps half for the closes and leaves 1.5 s, so the notice gets the whole second.
     const restarting = await open(plain!, plain!.key);
-    loopStalls.reset();
+    watchFrom = performance.now();
     const stopping = plain!.stop();
     const restart = await noticeThenClose(restarting.client, restarting.since, 'restart');
     await stopping;
@@ -133,6 +135,6 @@ describe('session_closing_soon ahead of every planned close (real time, 1 s noti
     expectLead(restart.notice);
     expect(restart.code).toBe(1012);
     expectKept(restart);
-    loopStalls.disable();
+    loopStalls.stop();
   }, 30_000);
 });

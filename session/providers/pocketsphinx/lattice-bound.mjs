@@ -9,57 +9,73 @@
 // the one the segment so far defines, whatever came before, at any segment length.
 //
 // The structures are pocketsphinx's internals (ngram_search.h, pocketsphinx_internal.h), so the
-// layout is checked against what the decoder must hold before anything is written: the search's
-// copies of the decoder's config, acoustic model and dictionary, its pass flags, and a
-// backpointer index that starts at 0 and never decreases up to bpidx. A library whose layout
-// differs gets no mid-segment lattice (lastWord falls back to the last finished segment's word).
+// layout is checked before anything is written, on the decoder as ps_init leaves it: the search
+// is the n-gram one ("ngram") and holds the decoder's config, acoustic model and dictionary, and
+// its frame counters hold exactly what ngram_search_init writes (no frame, no backpointer, an
+// index for 256 frames). Pointers alone would pass a layout one int32 off in the counters, which
+// then writes past the index. Mid-segment, a backpointer index that does not start at 0 and rise
+// up to bpidx is not written either. A library laid out otherwise gets no mid-segment lattice
+// (lastWord falls back to the last finished segment's word).
 import koffi from 'koffi';
 
 const ptr = 'void*';
 
-/** The head of ps_decoder_t, up to its current search. */
-const DecoderHead = koffi.struct({ config: ptr, refcount: 'int', acmod: ptr, dict: ptr, d2p: ptr, lmath: ptr, searches: ptr, search: ptr });
+/** Field lists of the structures, in order (exported so a test can shift them). */
+export const FIELDS = {
+  /** The head of ps_decoder_t, up to its current search. */
+  head: { config: ptr, refcount: 'int', acmod: ptr, dict: ptr, d2p: ptr, lmath: ptr, searches: ptr, search: ptr },
+  /** ps_search_t of pocketsphinx 5prealpha (with the search's type and name). */
+  base: {
+    vt: ptr, type: ptr, name: ptr, pls: ptr, config: ptr, acmod: ptr, dict: ptr, d2p: ptr, hyp_str: ptr, dag: ptr, last_link: ptr,
+    post: 'int32', n_words: 'int32', start_wid: 'int32', silence_wid: 'int32', finish_wid: 'int32',
+  },
+  /** ngram_search_t after its base, up to the backpointer index. */
+  search: {
+    lmset: ptr, hmmctx: ptr, fwdtree: 'uint8', fwdflat: 'uint8', bestpath: 'uint8', done: 'uint8',
+    chan_alloc: ptr, root_chan_alloc: ptr, latnode_alloc: ptr, root_chan: ptr,
+    n_root_chan_alloc: 'int32', n_root_chan: 'int32', n_nonroot_chan: 'int32', max_nonroot_chan: 'int32',
+    rhmm_1ph: ptr, word_chan: ptr, word_active: ptr, homophone_set: ptr, single_phone_wid: ptr, n_1ph_words: 'int32', n_1ph_LMwords: 'int32',
+    active_chan_list: ptr, n_active_chan: koffi.array('int32', 2), active_word_list: ptr, n_active_word: koffi.array('int32', 2),
+    lastphn_cand: ptr, n_lastphn_cand: 'int32', last_ltrans: ptr, cand_sf_alloc: 'int32', cand_sf: ptr, bestbp_rc: ptr,
+    bp_table: ptr, bpidx: 'int32', bp_table_size: 'int32', bscore_stack: ptr, bss_head: 'int32', bscore_stack_size: 'int32',
+    n_frame_alloc: 'int32', n_frame: 'int32', bp_table_idx: ptr,
+  },
+};
 
-/** ps_search_t of pocketsphinx 5prealpha (with the search's type and name). */
-const SearchBase = koffi.struct({
-  vt: ptr, type: ptr, name: ptr, pls: ptr, config: ptr, acmod: ptr, dict: ptr, d2p: ptr, hyp_str: ptr, dag: ptr, last_link: ptr,
-  post: 'int32', n_words: 'int32', start_wid: 'int32', silence_wid: 'int32', finish_wid: 'int32',
-});
+export function layoutOf(fields) {
+  const base = koffi.struct(fields.base);
+  return { head: koffi.struct(fields.head), base, search: koffi.struct({ base, ...fields.search }) };
+}
 
-/** ngram_search_t up to the backpointer index. */
-const NgramSearch = koffi.struct({
-  base: SearchBase, lmset: ptr, hmmctx: ptr, fwdtree: 'uint8', fwdflat: 'uint8', bestpath: 'uint8', done: 'uint8',
-  chan_alloc: ptr, root_chan_alloc: ptr, latnode_alloc: ptr, root_chan: ptr,
-  n_root_chan_alloc: 'int32', n_root_chan: 'int32', n_nonroot_chan: 'int32', max_nonroot_chan: 'int32',
-  rhmm_1ph: ptr, word_chan: ptr, word_active: ptr, homophone_set: ptr, single_phone_wid: ptr, n_1ph_words: 'int32', n_1ph_LMwords: 'int32',
-  active_chan_list: ptr, n_active_chan: koffi.array('int32', 2), active_word_list: ptr, n_active_word: koffi.array('int32', 2),
-  lastphn_cand: ptr, n_lastphn_cand: 'int32', last_ltrans: ptr, cand_sf_alloc: 'int32', cand_sf: ptr, bestbp_rc: ptr,
-  bp_table: ptr, bpidx: 'int32', bp_table_size: 'int32', bscore_stack: ptr, bss_head: 'int32', bscore_stack_size: 'int32',
-  n_frame_alloc: 'int32', n_frame: 'int32', bp_table_idx: ptr,
-});
+const LAYOUT = layoutOf(FIELDS);
+
+/** ngram_search_init allocates the backpointer index for this many frames. */
+const INITIAL_FRAMES = 256;
 
 const same = (a, b) => a !== null && b !== null && koffi.address(a) === koffi.address(b);
 
 /**
  * The search of one decoder (`ps`), if its layout is the one above; undefined otherwise.
- * Checked once per decoder, at load, when nothing is searched yet.
+ * Checked once per decoder, right after ps_init, when nothing is searched yet.
  */
-export function ngramSearchOf(ps) {
-  const head = koffi.decode(ps, DecoderHead);
+export function ngramSearchOf(ps, layout = LAYOUT) {
+  const head = koffi.decode(ps, layout.head);
   if (!head.search) return undefined;
-  const search = koffi.decode(head.search, NgramSearch);
-  const { base } = search;
+  // The base first: the whole n-gram search is read only from a pointer that holds one.
+  const base = koffi.decode(head.search, layout.base);
+  const isSearch = same(base.config, head.config) && same(base.acmod, head.acmod) && same(base.dict, head.dict);
+  if (!isSearch || base.type === null || koffi.decode(base.type, 'char', -1) !== 'ngram') return undefined;
+  const search = koffi.decode(head.search, layout.search);
   const fits =
-    same(base.config, head.config) &&
-    same(base.acmod, head.acmod) &&
-    same(base.dict, head.dict) &&
     search.fwdtree === 1 &&
     search.fwdflat <= 1 &&
     search.bestpath <= 1 &&
-    search.n_frame_alloc >= 256 &&
+    search.n_frame === 0 &&
+    search.bpidx === 0 &&
+    search.n_frame_alloc === INITIAL_FRAMES &&
     search.bp_table_size > 0 &&
     search.bp_table_idx !== null;
-  return fits ? head.search : undefined;
+  return fits ? { pointer: head.search, layout } : undefined;
 }
 
 /**
@@ -67,9 +83,10 @@ export function ngramSearchOf(ps) {
  * of this file). False when the index does not read as one (nothing is written then), or when
  * the segment has filled its allocated index (the search grows it at the next frame).
  */
-export function boundLastFrame(search) {
-  const s = koffi.decode(search, NgramSearch);
+export function boundLastFrame({ pointer, layout }) {
+  const s = koffi.decode(pointer, layout.search);
   const n = s.n_frame;
+  // The index holds n_frame_alloc + 1 entries from index -1: n_frame_alloc - 1 is the last.
   if (n <= 0 || n >= s.n_frame_alloc || s.bpidx < 0 || s.bpidx > s.bp_table_size) return false;
   const index = koffi.decode(s.bp_table_idx, 'int32', n);
   if (index[0] !== 0) return false;

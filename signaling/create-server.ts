@@ -80,6 +80,8 @@ export async function createServer(options: ServerOptions = {}): Promise<ParleyS
   const stores: Stores = { ...configured, ...options.store };
   const hosted = await openServer(config, { stores, ...(options.llm ? { llm: options.llm } : {}), log, voice, tools }).catch(async (error: unknown) => {
     await configured.close();
+    // A start that failed (media workers that could not start) leaves no recogniser thread behind.
+    if (voice.ok) await Promise.all([voice.tts.close?.(), voice.stt.close?.()]);
     throw error;
   });
   let url: string | undefined;

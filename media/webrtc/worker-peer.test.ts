@@ -137,15 +137,13 @@ function nextReplacement(p: MediaWorkerPool): Promise<ReplacementOutcome> {
 }
 
 describe('MediaWorkerPool started ahead of calls (warm)', () => {
-  const started: MediaWorkerPool[] = [];
-  afterAll(async () => {
+  // Their threads are left to the process's end (unref'd): a warm pool would replace each one stopped here.
+  afterAll(() => {
     delete process.env.PARLEY_FIXTURE_WORKER;
-    await Promise.all(started.flatMap(workersOf).map((w) => w.worker.terminate()));
   });
 
   it('resolves only once every worker has loaded werift and Opus; a call placed after it waits for no start', async () => {
     const warm = new MediaWorkerPool(1);
-    started.push(warm);
     expect(warm.ready).toBe(0);
     const startMs = await warm.warm(30000);
     expect(warm.ready).toBe(1);
@@ -168,7 +166,6 @@ describe('MediaWorkerPool started ahead of calls (warm)', () => {
 
   it('replaces a worker that dies at once with a new ready one, on which the next call is answered', async () => {
     const warm = new MediaWorkerPool(1);
-    started.push(warm);
     await warm.warm(30000);
     const [first] = workersOf(warm);
     const e = events();
@@ -200,7 +197,6 @@ describe('MediaWorkerPool started ahead of calls (warm)', () => {
 
   it('rejects with why when a worker stops before it is ready, and does not start it again and again', async () => {
     const broken = fixturePool('throw');
-    started.push(broken);
     let replacements = 0;
     broken.onReplaced = () => (replacements += 1);
     const error = await broken.warm(30000).catch((e: unknown) => e);
@@ -213,7 +209,6 @@ describe('MediaWorkerPool started ahead of calls (warm)', () => {
 
   it('rejects as timed out when the workers are not ready within the bound, and leaves them starting', async () => {
     const slow = fixturePool('hang');
-    started.push(slow);
     const error = await slow.warm(100).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MediaWorkerStartError);
     expect(error).toMatchObject({ timedOut: true, message: 'media workers not ready within 100 ms (0 of 1)' });
@@ -222,7 +217,6 @@ describe('MediaWorkerPool started ahead of calls (warm)', () => {
 
   it('says why when the replacement of a dead worker cannot start, and leaves the next start to the next call', async () => {
     const pool = fixturePool('ready');
-    started.push(pool);
     await pool.warm(30000);
     const [first] = workersOf(pool);
     process.env.PARLEY_FIXTURE_WORKER = 'throw';

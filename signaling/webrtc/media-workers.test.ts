@@ -8,13 +8,11 @@ import { warmMediaWorkers } from './media-workers.ts';
 
 /** The server's start-up wiring of the media workers, on pools of stand-in threads (media/testing/fixture-media-worker.mjs). */
 const FIXTURE = new URL('../../media/testing/fixture-media-worker.mjs', import.meta.url);
-const pools: MediaWorkerPool[] = [];
 const threadsOf = (p: MediaWorkerPool): Array<{ worker: Worker }> => (p as unknown as { workers: Array<{ worker: Worker }> }).workers;
 
 function fixturePool(mode: 'ready' | 'throw' | 'hang', size = 2): MediaWorkerPool {
   process.env.PARLEY_FIXTURE_WORKER = mode;
   const pool = new MediaWorkerPool(size, 0, FIXTURE);
-  pools.push(pool);
   return pool;
 }
 
@@ -24,9 +22,9 @@ function logged() {
   return { log, lines };
 }
 
-afterAll(async () => {
+// The threads are left to the process's end (unref'd): a warm pool would replace each one stopped here.
+afterAll(() => {
   delete process.env.PARLEY_FIXTURE_WORKER;
-  await Promise.all(pools.flatMap(threadsOf).map((t) => t.worker.terminate()));
 });
 
 describe('warmMediaWorkers (before the server listens)', () => {

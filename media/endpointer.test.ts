@@ -100,14 +100,14 @@ describe('endpointer', () => {
       expect(plain().recheckSilenceMs).toBe(0);
     });
 
-    it('a last word the recogniser doubts at the recheck (posterior under 0.15) holds the pause as incomplete; a sure one, or none, does not', async () => {
+    it('a last word the recogniser doubts at the recheck (posterior under 0.2) holds the pause as incomplete; a sure one, or none, does not', async () => {
       vad ??= await factories[name]!();
       const options = endpointerOptions();
-      expect(options.minLastWordPosterior).toBe(0.15);
+      expect(options.minLastWordPosterior).toBe(0.2);
       const twelve = loadFixture('twelve.wav');
       const [doubted] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'neutral' }, false, 0.05);
-      const [doubtedQuestion] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'question' }, false, 0.14);
-      const [sure] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'neutral' }, false, 0.15);
+      const [doubtedQuestion] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'question' }, false, 0.19);
+      const [sure] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'neutral' }, false, 0.2);
       const [unknown] = await endsAfterSpeech(vad, twelve, options, { afterProbeMs: 20, cue: 'neutral' }, false, undefined);
       for (const held of [doubted, doubtedQuestion]) {
         expect(held).toBeGreaterThanOrEqual(options.incompleteSilenceMs);

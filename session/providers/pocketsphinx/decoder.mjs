@@ -9,6 +9,7 @@
 // Plain JavaScript: it runs in recogniser threads, which then need no TypeScript loader.
 import koffi from 'koffi';
 import { pocketsphinxLibraries } from './libraries.mjs';
+import { boundLastFrame, ngramSearchOf } from './lattice-bound.mjs';
 import { sentenceEndProbability } from './sentence-end.mjs';
 
 export const MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
@@ -34,6 +35,7 @@ function load() {
     psArgs: ps.func('void* ps_args()'),
     cmdLnInit: sb.func('void* cmd_ln_init(void* inout, void* defn, int strict, ...)'),
     psInit: ps.func('void* ps_init(void* config)'),
+    startStream: ps.func('int ps_start_stream(void* ps)'),
     startUtt: ps.func('int ps_start_utt(void* ps)'),
     processRaw: ps.func('int ps_process_raw(void* ps, const int16_t* data, size_t n, int no_search, int full_utt)'),
     endUtt: ps.func('int ps_end_utt(void* ps)'),
@@ -41,7 +43,6 @@ function load() {
     getInSpeech: ps.func('uint8_t ps_get_in_speech(void* ps)'),
     getFeat: ps.func('void* ps_get_feat(void* ps)'),
     getLattice: ps.func('void* ps_get_lattice(void* ps)'),
-    nFrames: ps.func('int ps_get_n_frames(void* ps)'),
     getLm: ps.func('void* ps_get_lm(void* ps, const char* name)'),
     bestpath: ps.func('void* ps_lattice_bestpath(void* dag, void* lmset, float lwf, float ascale)'),
     posterior: ps.func('int32_t ps_lattice_posterior(void* dag, void* lmset, float ascale)'),
@@ -69,8 +70,8 @@ export class Decoder {
   #segments = [];
   /** The last word of the last finished segment, with its posterior. */
   #lastWord;
-  /** Frames a segment may have searched for its word lattice to be built mid-segment (latticeSafe). */
-  #latticeFrames = FRESH_LATTICE_FRAMES;
+  /** The n-gram search, when its layout is known: then a lattice can be built mid-segment (lattice-bound.mjs). */
+  #search;
 
   constructor(settings = SEARCH_SETTINGS) {
     const a = load();
@@ -78,6 +79,7 @@ export class Decoder {
     if (!config) throw new Error('pocketsphinx rejected its configuration (is pocketsphinx-en-us installed?)');
     this.#ps = a.psInit(config);
     if (!this.#ps) throw new Error(`pocketsphinx could not load its model from ${MODEL_DIR}`);
+    this.#search = ngramSearchOf(this.#ps);
     // The cepstral mean adapts to the audio it hears; kept across utterances it would carry one
     // speaker's (or session's) channel into the next. Each utterance starts from the initial
     // mean, as a freshly loaded decoder would.
@@ -91,6 +93,7 @@ export class Decoder {
     this.#segments = [];
     this.#lastWord = undefined;
     load().cmnLiveSet(this.#cmn, this.#initialMean);
+    if (load().startStream(this.#ps) < 0) throw new Error('pocketsphinx could not start a stream');
     this.#startSegment();
     this.#inUtterance = true;
   }
@@ -119,7 +122,7 @@ export class Decoder {
   lastWord() {
     if (!this.#inUtterance) return undefined;
     if (!this.#inSegment) return this.#lastWord;
-    return this.#latticeSafe() ? (lastWordPosterior(this.#ps) ?? this.#lastWord) : undefined;
+    return this.#search && boundLastFrame(this.#search) ? (lastWordPosterior(this.#ps) ?? this.#lastWord) : undefined;
   }
 
   /** How likely a sentence ends after `text` (default: the words so far), by the language model (0–1). */
@@ -140,23 +143,9 @@ export class Decoder {
     this.#inSegment = false;
   }
 
-  /**
-   * Whether pocketsphinx can build the word lattice of the segment so far. Mid-segment it reads
-   * its per-frame backpointer index one frame past the search, an entry written only when that
-   * frame is searched: zeros from its first allocation (256 frames), else what a longer segment
-   * before left there. Past both it is uninitialised memory, and ps_get_lattice segfaults
-   * (ngram_search_lattice, Debian's 5prealpha; a recheck 3 s into a first long segment did),
-   * which would take the whole server down with this thread. Such a query gets no lattice.
-   */
-  #latticeSafe() {
-    return load().nFrames(this.#ps) + LATTICE_FRAME_MARGIN <= this.#latticeFrames;
-  }
-
   #endSegment() {
     const a = load();
     if (a.endUtt(this.#ps) < 0) throw new Error('pocketsphinx could not end the utterance');
-    // Ended, the search has written the index up to its last frame.
-    this.#latticeFrames = Math.max(this.#latticeFrames, a.nFrames(this.#ps));
     if (this.#inSegment) {
       this.#segments.push(hyp(this.#ps));
       this.#lastWord = lastWordPosterior(this.#ps) ?? this.#lastWord;
@@ -168,11 +157,6 @@ export class Decoder {
 function hyp(ps) {
   return (load().getHyp(ps, [0]) ?? '').trim();
 }
-
-/** pocketsphinx allocates its backpointer index for 256 frames, zeroed (ngram_search_init). */
-const FRESH_LATTICE_FRAMES = 255;
-/** ps_get_n_frames counts the acoustic model's frames, which may run a frame ahead of the search's. */
-const LATTICE_FRAME_MARGIN = 2;
 
 /** Fillers and silences pocketsphinx puts in a path: not words. */
 const FILLER = /^(<.*>|\[.*\]|\+\+.*\+\+)$/;

@@ -61,7 +61,8 @@ export interface ParleyServer {
 
 /**
  * A Parley server as a library: the same server `parley start` runs, with your own providers and
- * tools. Throws ConfigError for a bad setting and TypeError for a bad tool definition.
+ * tools. Throws ConfigError for a bad setting, TypeError for a bad tool definition, and
+ * MediaWorkerStartError when a WebRTC media worker thread cannot load (WEBRTC_WARM_WORKERS).
  */
 export async function createServer(options: ServerOptions = {}): Promise<ParleyServer> {
   const config = loadConfig({ ...process.env, ...asEnvironment(options.config ?? {}) });

@@ -5,7 +5,7 @@ import { baseline } from './lib/baseline.ts';
 import { ChildServer } from './lib/child-server.ts';
 import { percentile, progress, round } from './lib/stats.ts';
 import type { Row } from './types.ts';
-import { oneCall } from './webrtc.ts';
+import { oneCall } from './lib/webrtc-call.ts';
 
 /**
  * WebRTC offer → connected from an independent stack (issue 19, point 4): aiortc (Debian's

@@ -45,6 +45,7 @@ const SUMMARY: Array<{ goal: string; benchmark: string; metric: string; target: 
   { goal: 'local providers end of speech → first audio p50, flow mode', benchmark: 'voice', metric: 'local providers, flow mode: end of speech → first audio byte p50', target: '< 250 ms' },
   { goal: 'local providers talking sessions per core', benchmark: 'voice', metric: 'local providers: talking sessions per core (est.)', target: '≥ 12' },
   { goal: 'WebSocket voice sessions, one process, jitter p99 < 20 ms', benchmark: 'voice', metric: 'concurrent voice sessions with jitter p99 < 20 ms, one process', target: '≥ 300' },
+  { goal: 'WebRTC first call on a fresh server: offer → connected p50', benchmark: 'webrtc', metric: 'first call on a fresh server: offer → connected p50, warm workers', target: 'no worker start in it' },
   { goal: 'WebRTC offer → connected p50 (aiortc peer)', benchmark: 'aiortc-connect', metric: 'aiortc → server: offer → connected p50, this tree', target: '< 300 ms' },
   { goal: 'uplink Opus decode per 20 ms frame p50', benchmark: 'opus-decode', metric: 'Opus decode to 16 kHz PCM16 per 20 ms frame p50, libopus-wasm: @evan/opus WASM (Int16 out; now)', target: 'faster than opus-decoder' },
   { goal: 'WebRTC calls per core, jitter p99 < 10 ms', benchmark: 'webrtc', metric: 'one core: concurrent WebRTC calls with jitter p99 < 10 ms', target: '≥ 60' },

@@ -3,14 +3,14 @@ import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import WebSocket from 'ws';
-import { WebRtcTestPeer } from '../signaling/testing/webrtc-test-peer.ts';
-import { withTimeout } from './lib/bench-client.ts';
 import { baseline, type Baseline } from './lib/baseline.ts';
+import { withTimeout } from './lib/bench-client.ts';
 import { ChildServer, processCpuMs, type ServerTiming } from './lib/child-server.ts';
 import { LoadMeter } from './lib/load-meter.ts';
 import { ramp, rampVerdict, windowsNote, type RampResult, type StepFigures } from './lib/ramp.ts';
 import { percentile, progress, round } from './lib/stats.ts';
+import { oneCall, type Connect } from './lib/webrtc-call.ts';
+import { firstCallRows } from './lib/webrtc-first-call.ts';
 import { LEAD_PACKETS, SPURT_GAP_MS, udpPortsOf, WireCapture, wireCaptureAvailable, wireDeviations } from './lib/wire-capture.ts';
 import type { PeerCommand, PeerReply, PeerStats } from './lib/webrtc-peers.ts';
 import type { Row } from './types.ts';
@@ -24,6 +24,7 @@ import { PACKET_BURST_MS } from '../media/webrtc/packet-pacer.ts';
  * SRTP, the 20 ms pacer), only the models are free.
  *
  * - Offer → connected: signaling/testing/webrtc-test-peer.ts in this process, one call at a time.
+ * - First call: the same, once per fresh server process, media workers lazy vs warm (lib/webrtc-first-call.ts).
  * - Concurrency: client peers in their own process (bench/lib/webrtc-peers.ts, forked with IPC):
  *   werift costs the client side about what it costs the server, and on the same event loop as
  *   the timing it would decide the jitter figure. Both processes share the machine's 2 cores.
@@ -51,8 +52,11 @@ const LOAD_REPLY_TEXT = 'say the weather is mild and the sky is clear today.';
 const PEERS_SCRIPT = fileURLToPath(new URL('./lib/webrtc-peers.ts', import.meta.url));
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 
-/** BENCH_WEBRTC_PARTS="pinned" runs only some parts: connect, load (both cores), pinned (one core). */
-const PARTS = new Set((process.env.BENCH_WEBRTC_PARTS ?? 'connect,load,pinned').split(','));
+/**
+ * BENCH_WEBRTC_PARTS="pinned" runs only some parts: connect, first-call (the first call on fresh
+ * servers, lazy vs warm media workers), load (both cores), pinned (one core).
+ */
+const PARTS = new Set((process.env.BENCH_WEBRTC_PARTS ?? 'connect,first-call,load,pinned').split(','));
 /** WEBRTC_MEDIA_WORKERS and WEBRTC_MEDIA_WORKER_NICE from the bench's environment reach the server (e.g. NICE=0: as without CAP_SYS_NICE). */
 const PASSED_ENV = ['WEBRTC_MEDIA_WORKERS', 'WEBRTC_MEDIA_WORKER_NICE'].filter((k) => process.env[k] !== undefined);
 
@@ -69,6 +73,7 @@ function server(env: Record<string, string> = {}, cpu?: number, repo?: string): 
 export async function run(): Promise<Row[]> {
   const rows: Row[] = [];
   if (PARTS.has('connect')) rows.push(...(await connectLatency()));
+  if (PARTS.has('first-call')) rows.push(...(await firstCallRows((env) => server(env))));
   if (PARTS.has('load')) rows.push(...(await concurrency({ pinned: false, steps: LOAD_STEPS })));
   if (!PARTS.has('pinned')) return rows;
   if (!pinningPossible()) {
@@ -84,19 +89,6 @@ export async function run(): Promise<Row[]> {
 
 // ---------------------------------------------------------------------------------------------
 // Offer → connected
-
-export interface Connect {
-  /** start sent → webrtc_ice received. */
-  ice: number;
-  /** The client's own offer (its ICE gathering), not the server's. */
-  clientOffer: number;
-  /** webrtc_offer sent → webrtc_answer received (the server applies the offer and gathers). */
-  answer: number;
-  /** webrtc_offer sent → the client's peer connection is `connected` (ICE + DTLS). */
-  connected: number;
-  /** webrtc_offer sent → `ready` received (the server sends it once its side is connected). */
-  ready: number;
-}
 
 async function connectLatency(): Promise<Row[]> {
   progress('webrtc: starting fake-provider server for offer → connected');
@@ -133,70 +125,6 @@ async function connectLatency(): Promise<Row[]> {
         `before the offer: start → webrtc_ice p50 ${p((c) => c.ice, 50)} ms, the client's own offer (its gathering) p50 ${p((c) => c.clientOffer, 50)} ms`,
     },
   ];
-}
-
-export async function oneCall(s: ChildServer, index: number): Promise<Connect> {
-  const ws = new WebSocket(s.wsUrl, { perMessageDeflate: false });
-  const peer = new WebRtcTestPeer();
-  const seen = new Map<string, { at: number; text: string }>();
-  const waiters = new Map<string, () => void>();
-  const note = (text: string): void => {
-    const at = performance.now();
-    const type = /^\{"type":"([a-z_]+)"/.exec(text)?.[1] ?? '?';
-    if (!seen.has(type)) seen.set(type, { at, text });
-    waiters.get(type)?.();
-  };
-  const wait = (type: string, ms = 15000): Promise<{ at: number; text: string }> =>
-    withTimeout(
-      new Promise((resolve) => {
-        const check = (): void => {
-          const found = seen.get(type);
-          if (found) resolve(found);
-        };
-        waiters.set(type, check);
-        check();
-      }),
-      ms,
-      type,
-    );
-  ws.on('message', (data, isBinary) => !isBinary && note(String(data)));
-  peer.control.onMessage.subscribe((data) => note(typeof data === 'string' ? data : Buffer.from(data).toString('utf8')));
-  let connectedAt: number | undefined;
-  const connected = new Promise<void>((resolve) =>
-    peer.pc.connectionStateChange.subscribe((state) => {
-      if (state === 'connected') {
-        connectedAt ??= performance.now();
-        resolve();
-      }
-    }),
-  );
-  try {
-    await withTimeout(new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    }), 5000, 'socket open');
-    const t0 = performance.now();
-    ws.send(JSON.stringify({ type: 'start', session_id: `bench-rtc-${process.pid}-${index}`, api_key: s.apiKey, mode: { kind: 'service', greeting: false }, audio: { sr: 48000 }, transport: { kind: 'webrtc' } }));
-    const ice = await wait('webrtc_ice');
-    const tOffer0 = performance.now();
-    const sdp = await peer.offer();
-    const tOffer = performance.now();
-    ws.send(JSON.stringify({ type: 'webrtc_offer', sdp }));
-    const answer = await wait('webrtc_answer');
-    await peer.accept((JSON.parse(answer.text) as { sdp: string }).sdp);
-    await withTimeout(connected, 15000, 'connected');
-    const ready = await wait('ready');
-    return {
-      ice: ice.at - t0,
-      clientOffer: tOffer - tOffer0,
-      answer: answer.at - tOffer,
-      connected: (connectedAt as number) - tOffer,
-      ready: ready.at - tOffer,
-    };
-  } finally {
-    await peer.close().catch(() => undefined);
-    ws.close(1000);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------

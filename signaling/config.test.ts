@@ -62,6 +62,13 @@ describe('loadConfig', () => {
     expect(rejection({ WEBRTC_MEDIA_WORKERS: 'many' }).message).toContain('WEBRTC_MEDIA_WORKERS');
   });
 
+  it('WEBRTC_WARM_WORKERS: on by default with a 30 s bound; 0 and other bounds accepted, bad values refused', () => {
+    expect(loadConfig({})).toMatchObject({ WEBRTC_WARM_WORKERS: true, WEBRTC_WORKER_START_TIMEOUT_MS: 30000 });
+    expect(loadConfig({ WEBRTC_WARM_WORKERS: '0', WEBRTC_WORKER_START_TIMEOUT_MS: '5000' })).toMatchObject({ WEBRTC_WARM_WORKERS: false, WEBRTC_WORKER_START_TIMEOUT_MS: 5000 });
+    expect(rejection({ WEBRTC_WARM_WORKERS: 'yes' }).message).toContain('WEBRTC_WARM_WORKERS');
+    expect(rejection({ WEBRTC_WORKER_START_TIMEOUT_MS: '0' }).message).toContain('WEBRTC_WORKER_START_TIMEOUT_MS');
+  });
+
   it('turn-taking: Silero by default, speech_or_words confirmation, lists lower-cased and de-duplicated, bad values refused', () => {
     const config = loadConfig({});
     expect(config.VAD_PROVIDER).toBe('silero');

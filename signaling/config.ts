@@ -129,6 +129,14 @@ export const ConfigSchema = z.object({
    * docker --cap-add SYS_NICE); without it the server logs a warning once and runs unchanged.
    */
   WEBRTC_MEDIA_WORKER_NICE: z.coerce.number().int().min(-20).max(19).default(-10),
+  /**
+   * WebRTC: start the media workers before listening and wait until each has loaded werift and
+   * Opus (voice on and WEBRTC_MEDIA_WORKERS > 0), so the first call after a start is not the one
+   * that waits for them; a worker that dies is then replaced at once. 0: each starts at the first call.
+   */
+  WEBRTC_WARM_WORKERS: flag.default(true),
+  /** The longest wait for that; past it the server listens anyway (logged) and the workers go on starting. */
+  WEBRTC_WORKER_START_TIMEOUT_MS: positiveInt.default(30000),
 
   TRUST_PROXY: flag.default(false),
 

@@ -61,7 +61,8 @@ export interface ParleyServer {
 
 /**
  * A Parley server as a library: the same server `parley start` runs, with your own providers and
- * tools. Throws ConfigError for a bad setting and TypeError for a bad tool definition.
+ * tools. Throws ConfigError for a bad setting, TypeError for a bad tool definition, and
+ * MediaWorkerStartError when a WebRTC media worker thread cannot load (WEBRTC_WARM_WORKERS).
  */
 export async function createServer(options: ServerOptions = {}): Promise<ParleyServer> {
   const config = loadConfig({ ...process.env, ...asEnvironment(options.config ?? {}) });
@@ -80,6 +81,8 @@ export async function createServer(options: ServerOptions = {}): Promise<ParleyS
   const stores: Stores = { ...configured, ...options.store };
   const hosted = await openServer(config, { stores, ...(options.llm ? { llm: options.llm } : {}), log, voice, tools }).catch(async (error: unknown) => {
     await configured.close();
+    // A start that failed (media workers that could not start) leaves no recogniser thread behind.
+    if (voice.ok) await Promise.all([voice.tts.close?.(), voice.stt.close?.()]);
     throw error;
   });
   let url: string | undefined;

@@ -8,6 +8,7 @@ export { ConfigError, loadConfig } from './config.ts';
 export type { Config } from './config.ts';
 export type { Logger } from './log.ts';
 export type { KeyStore } from './keys/key-store.ts';
+export { MediaWorkerStartError } from '../media/webrtc/worker-peer.ts';
 
 export { defineTool, toolResult, ServerToolResult } from '../session/tools/server-tool.ts';
 export type { PartialOutcome, ServerTool, ServerToolContext } from '../session/tools/server-tool.ts';

@@ -13,6 +13,7 @@ import { createLanguageModel } from './providers.ts';
 import { SessionRegistry } from './session-registry.ts';
 import { createWebSocketEndpoint, guardSocket, refuseUpgrade } from './ws/ws-server.ts';
 import { createVoiceProviders } from './voice-providers.ts';
+import { warmMediaWorkers } from './webrtc/media-workers.ts';
 import { catalogOf, FLITE_VOICES } from '../session/providers/voices.ts';
 import { SearxngSearch } from '../session/providers/searxng-search.ts';
 import { createStores, type Stores } from './stores/stores.ts';
@@ -69,6 +70,14 @@ export async function openServer(config: Config, overrides: ServerOverrides = {}
   const stores = overrides.stores ?? (await createStores(config, log));
   for (const dependency of stores.checks) observability.readiness.add(dependency.name, storeCheck(dependency));
   const providers = overrides.voice ?? (await createVoiceProviders(config, log));
+  // WebRTC calls need voice: only then are the media workers started before anything listens.
+  if (providers.ok) {
+    await warmMediaWorkers(config, log).catch(async (error: unknown) => {
+      if (!overrides.stores) await stores.close();
+      if (!overrides.voice) await Promise.all([providers.tts.close?.(), providers.stt.close?.()]);
+      throw error;
+    });
+  }
   // Every provider call is timed and traced (provider-telemetry.ts); the session sees the same ports.
   const voice: VoiceProviders = providers.ok && observed
     ? { ...providers, tts: observeTextToSpeech(observability, providers.tts), stt: observeSpeechToText(observability, providers.stt) }

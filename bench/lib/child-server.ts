@@ -78,6 +78,8 @@ export class ChildServer {
     private readonly stderrTail: string[],
     exited: Promise<void>,
     private readonly stdout: NodeJS.ReadableStream | null,
+    /** Spawned → its `listening` line read, ms: the whole start-up as an operator sees it (tsx's wrapper included). */
+    readonly startMs: number,
   ) {
     this.exited = exited.then(() => {
       this.exitedFlag = true;
@@ -115,6 +117,7 @@ export class ChildServer {
       ...options.env,
     };
     const argv = [TSX_CLI, ...nodeFlags, options.script ?? 'signaling/main.ts'];
+    const spawnedAt = performance.now();
     const wrapper =
       options.cpu === undefined
         ? spawn(process.execPath, argv, { cwd: options.repo ?? REPO, env, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -148,8 +151,9 @@ export class ChildServer {
           fail(new Error(`server exited before listening (code ${code}, signal ${signal}): ${stderr.join('').slice(-2000)}`));
         });
       });
+      const startMs = performance.now() - spawnedAt;
       const pid = serverPid(wrapper.pid as number);
-      const server = new ChildServer(wrapper, pid, `${url.replace(/^http/, 'ws')}/ws`, apiKey, dataDir, stderr, exited, wrapper.stdout);
+      const server = new ChildServer(wrapper, pid, `${url.replace(/^http/, 'ws')}/ws`, apiKey, dataDir, stderr, exited, wrapper.stdout, startMs);
       live.add(server);
       return server;
     } catch (error) {

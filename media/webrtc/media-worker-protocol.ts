@@ -46,5 +46,7 @@ export type WorkerEvent =
    * command (the others are the periodic ones).
    */
   | { t: 'stats'; asked: boolean; rtpLate: Float64Array; gc: Float64Array; jitter: Float64Array; lost: number }
+  /** The worker has loaded everything a call needs (werift, Opus) and takes calls without delay (sent once). */
+  | { t: 'ready' }
   /** Whether the worker thread got the priority it asked for (sent once, at start). */
   | { t: 'priority'; nice: number; applied: boolean; reason?: string };

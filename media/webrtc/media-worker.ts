@@ -5,6 +5,7 @@ import { OfferError } from './call-peer.ts';
 import type { MediaWorkerData, WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
 import { setMediaStatsHooks } from '../media-stats.ts';
 import { ServerPeer } from './server-peer.ts';
+import { MEDIA_RATE, OpusFrameDecoder } from './opus.ts';
 
 /**
  * A media worker thread: the werift peer connections of the calls the main thread puts here
@@ -156,3 +157,13 @@ port.on('message', (commands: WorkerCommand[]) => {
     }
   }
 });
+
+/**
+ * Ready once the modules above are loaded (the import of this module resolves only then) and a
+ * decoder has been made once (opus-decoder, the fallback, compiles its WASM on first use): the
+ * pool holds the server's listen() until every worker says so, so a first call waits for none of it.
+ */
+const probe = new OpusFrameDecoder(MEDIA_RATE);
+await probe.ready;
+probe.free();
+post({ t: 'ready' });

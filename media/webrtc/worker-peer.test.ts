@@ -1,14 +1,17 @@
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RtcTestPeer as WebRtcTestPeer } from '../testing/rtc-test-peer.ts';
 import { setMediaStatsHooks } from '../media-stats.ts';
 import { OfferError, type CallPeerEvents } from './call-peer.ts';
-import { MediaWorkerPool } from './worker-peer.ts';
+import { MediaWorkerPool, MediaWorkerStartError, type ReplacementOutcome } from './worker-peer.ts';
 
 /** Real worker threads, driven without a server: what the pool promises its callers. */
 const pool = new MediaWorkerPool(1);
-const workersOf = (p: MediaWorkerPool): Array<{ worker: Worker }> => (p as unknown as { workers: Array<{ worker: Worker }> }).workers;
+type Hosted = { worker: Worker; readyAt: number | undefined };
+const workersOf = (p: MediaWorkerPool): Hosted[] => (p as unknown as { workers: Hosted[] }).workers;
 
 function events(): CallPeerEvents & { gone: number; connected: number; whenConnected: Promise<void> } {
   let connected!: () => void;
@@ -118,6 +121,109 @@ describe('MediaWorkerPool', () => {
     await client2.close();
     await other.close();
     await Promise.all([...workersOf(gentle), ...workersOf(refused)].map((w) => w.worker.terminate()));
+  });
+});
+
+const FIXTURE = new URL('../testing/fixture-media-worker.mjs', import.meta.url);
+
+/** A fixture pool (fixture-media-worker.mjs) whose threads start in `mode`. */
+function fixturePool(mode: 'ready' | 'throw' | 'hang'): MediaWorkerPool {
+  process.env.PARLEY_FIXTURE_WORKER = mode;
+  return new MediaWorkerPool(1, 0, FIXTURE);
+}
+
+function nextReplacement(p: MediaWorkerPool): Promise<ReplacementOutcome> {
+  return new Promise((resolve) => (p.onReplaced = resolve));
+}
+
+describe('MediaWorkerPool started ahead of calls (warm)', () => {
+  // Their threads are left to the process's end (unref'd): a warm pool would replace each one stopped here.
+  afterAll(() => {
+    delete process.env.PARLEY_FIXTURE_WORKER;
+  });
+
+  it('resolves only once every worker has loaded werift and Opus; a call placed after it waits for no start', async () => {
+    const warm = new MediaWorkerPool(1);
+    expect(warm.ready).toBe(0);
+    const startMs = await warm.warm(30000);
+    expect(warm.ready).toBe(1);
+    const [host] = workersOf(warm);
+    expect(startMs).toBe(host!.readyAt! - (host as unknown as { startedAt: number }).startedAt);
+    // Warming again starts nothing new.
+    await warm.warm(30000);
+    expect(workersOf(warm)).toEqual([host]);
+
+    const offeredAt = performance.now();
+    const e = events();
+    const peer = warm.createPeer({ ...config, ...e });
+    const client = new WebRtcTestPeer();
+    await client.accept(await peer.answer(await client.offer()));
+    await e.whenConnected;
+    expect(host!.readyAt).toBeLessThan(offeredAt);
+    await client.close();
+    await peer.close();
+  });
+
+  it('replaces a worker that dies at once with a new ready one, on which the next call is answered', async () => {
+    const warm = new MediaWorkerPool(1);
+    await warm.warm(30000);
+    const [first] = workersOf(warm);
+    const e = events();
+    const peer = warm.createPeer({ ...config, ...e });
+    const replaced = nextReplacement(warm);
+    await first!.worker.terminate();
+    expect(e.gone).toBe(1);
+    const outcome = await replaced;
+    expect(outcome).toEqual({ ok: true, startMs: expect.any(Number) });
+    const [second] = workersOf(warm);
+    expect(second).not.toBe(first);
+    expect(warm.ready).toBe(1);
+
+    const offeredAt = performance.now();
+    const next = warm.createPeer({ ...config, ...events() });
+    const client = new WebRtcTestPeer();
+    expect(await next.answer(await client.offer())).toMatch(/^m=audio /m);
+    expect(second!.readyAt).toBeLessThan(offeredAt);
+    await client.close();
+    await next.close();
+    await peer.close();
+  });
+
+  it('keeps no process alive: one with nothing but a warm, idle pool exits on its own', () => {
+    const script = fileURLToPath(new URL('../testing/warm-pool-exit.ts', import.meta.url));
+    const child = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 30_000 });
+    expect({ status: child.status, stdout: child.stdout, stderr: child.stderr.slice(0, 200) }).toEqual({ status: 0, stdout: 'ready 1\n', stderr: '' });
+  });
+
+  it('rejects with why when a worker stops before it is ready, and does not start it again and again', async () => {
+    const broken = fixturePool('throw');
+    let replacements = 0;
+    broken.onReplaced = () => (replacements += 1);
+    const error = await broken.warm(30000).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MediaWorkerStartError);
+    expect(error).toMatchObject({ timedOut: false, message: 'a media worker thread stopped before it was ready: cannot load werift (fixture)' });
+    expect(workersOf(broken)).toEqual([]);
+    expect(broken.ready).toBe(0);
+    expect(replacements).toBe(0);
+  });
+
+  it('rejects as timed out when the workers are not ready within the bound, and leaves them starting', async () => {
+    const slow = fixturePool('hang');
+    const error = await slow.warm(100).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MediaWorkerStartError);
+    expect(error).toMatchObject({ timedOut: true, message: 'media workers not ready within 100 ms (0 of 1)' });
+    expect(workersOf(slow)).toHaveLength(1);
+  });
+
+  it('says why when the replacement of a dead worker cannot start, and leaves the next start to the next call', async () => {
+    const pool = fixturePool('ready');
+    await pool.warm(30000);
+    const [first] = workersOf(pool);
+    process.env.PARLEY_FIXTURE_WORKER = 'throw';
+    const outcome = nextReplacement(pool);
+    await first!.worker.terminate();
+    expect(await outcome).toEqual({ ok: false, reason: 'cannot load werift (fixture)' });
+    expect(workersOf(pool)).toEqual([]);
   });
 });
 

@@ -1,118 +1,8 @@
-import { Worker } from 'node:worker_threads';
 import { OfferError, type CallPeer, type CallPeerConfig, type CallPeerEvents } from './call-peer.ts';
-import { mediaStats } from '../media-stats.ts';
-import type { MediaWorkerData, WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
+import { MEDIA_WORKER_ENTRY, MediaWorker, type HostedPeer, type PeerEvent, type PriorityEvent } from './media-worker-host.ts';
 import { MEDIA_RATE } from './opus.ts';
 import { OpusFrameEncoder } from './opus-encoder.ts';
 import { PACKET_BURST_MS } from './packet-pacer.ts';
-
-type PriorityEvent = Extract<WorkerEvent, { t: 'priority' }>;
-
-// Compiled (the installed package), the worker module runs as it is; from the TypeScript sources a
-// small entry registers the TypeScript loader first.
-const ENTRY = import.meta.url.endsWith('.ts') ? new URL('./media-worker-entry.mjs', import.meta.url) : new URL('./media-worker.js', import.meta.url);
-
-/** A worker's stats batch, handed to this thread's media hooks as if measured here. */
-function relayStats(event: Extract<WorkerEvent, { t: 'stats' }>): void {
-  const hooks = mediaStats();
-  for (const ms of event.rtpLate) hooks.rtpLate(ms);
-  for (const ms of event.gc) hooks.workerGc(ms);
-  for (const ms of event.jitter) hooks.uplinkJitter(ms);
-  for (let i = 0; i < event.lost; i += 1) hooks.uplinkLost();
-}
-
-/**
- * One media worker thread and the calls on it. Commands queue in an outbox flushed once per
- * microtask checkpoint, so everything one pacer tick sends to this worker is one message.
- */
-class MediaWorker {
-  private readonly worker: Worker;
-  private readonly peers = new Map<number, WorkerPeer>();
-  private outbox: WorkerCommand[] = [];
-  private dead = false;
-  private statsWaiters: Array<() => void> = [];
-
-  constructor(
-    nice: number,
-    private readonly onDead: (worker: MediaWorker) => void,
-    private readonly onPriority: (event: PriorityEvent) => void,
-  ) {
-    this.worker = new Worker(ENTRY, { execArgv: [], stdout: false, stderr: false, workerData: { nice } satisfies MediaWorkerData });
-    // Idle workers never keep the process alive; calls are held by the server's sockets.
-    this.worker.unref();
-    this.worker.on('message', (event: WorkerEvent) => this.onEvent(event));
-    this.worker.on('error', () => this.die());
-    this.worker.on('exit', () => this.die());
-  }
-
-  get load(): number {
-    return this.dead ? Number.POSITIVE_INFINITY : this.peers.size;
-  }
-
-  attach(peer: WorkerPeer, config: CallPeerConfig): void {
-    this.peers.set(peer.id, peer);
-    this.send({ t: 'open', id: peer.id, config });
-  }
-
-  detach(id: number): void {
-    this.peers.delete(id);
-  }
-
-  send(command: WorkerCommand): void {
-    if (this.dead) return;
-    if (this.outbox.length === 0) queueMicrotask(() => this.flush());
-    this.outbox.push(command);
-  }
-
-  private flush(): void {
-    const commands = this.outbox;
-    this.outbox = [];
-    if (!this.dead && commands.length > 0) this.worker.postMessage(commands);
-  }
-
-  /** Resolves once the worker's media stats so far have reached this thread's hooks. */
-  flushStats(): Promise<void> {
-    if (this.dead) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.statsWaiters.push(resolve);
-      this.send({ t: 'stats' });
-    });
-  }
-
-  private onEvent(event: WorkerEvent): void {
-    if (event.t === 'priority') {
-      this.onPriority(event);
-      return;
-    }
-    if (event.t === 'stats') {
-      relayStats(event);
-      if (event.asked) this.statsWaiters.shift()?.();
-      return;
-    }
-    if (event.t === 'audio') {
-      let offset = 0;
-      for (let i = 0; i < event.ids.length; i += 1) {
-        const length = event.lengths[i]!;
-        // A copy per call: the session keeps frames it is given (pre-roll, the open utterance),
-        // and a view would hold every call's audio in the batch alive with it.
-        this.peers.get(event.ids[i]!)?.events.onAudio(event.pcm.slice(offset, offset + length));
-        offset += length;
-      }
-      return;
-    }
-    this.peers.get(event.id)?.onEvent(event);
-  }
-
-  private die(): void {
-    if (this.dead) return;
-    this.dead = true;
-    this.onDead(this);
-    for (const waiter of this.statsWaiters.splice(0)) waiter();
-    const peers = [...this.peers.values()];
-    this.peers.clear();
-    for (const peer of peers) peer.workerDied();
-  }
-}
 
 /**
  * Frames reach a worker this far ahead of their play time; the worker sends the first 60 ms of a
@@ -125,7 +15,7 @@ class MediaWorker {
 export const WORKER_DOWNLINK_LEAD_MS = 200;
 
 /** A call whose peer connection runs in a media worker; encoding stays here (opus-encoder.ts). */
-export class WorkerPeer implements CallPeer {
+export class WorkerPeer implements CallPeer, HostedPeer {
   readonly downlinkLeadMs = WORKER_DOWNLINK_LEAD_MS;
   readonly sendAheadMs = PACKET_BURST_MS;
   private readonly encoder = new OpusFrameEncoder(MEDIA_RATE);
@@ -184,7 +74,7 @@ export class WorkerPeer implements CallPeer {
     return Promise.resolve();
   }
 
-  onEvent(event: Exclude<WorkerEvent, { t: 'audio' } | { t: 'stats' }>): void {
+  onEvent(event: PeerEvent): void {
     switch (event.t) {
       case 'answered':
         this.pendingAnswer?.resolve(event.sdp);
@@ -228,23 +118,72 @@ export class WorkerPeer implements CallPeer {
   }
 }
 
+/** Media workers did not all get ready: one stopped before it was (`timedOut` false), or the wait ran out. */
+export class MediaWorkerStartError extends Error {
+  override name = 'MediaWorkerStartError';
+  constructor(
+    message: string,
+    readonly timedOut: boolean,
+  ) {
+    super(message);
+  }
+}
+
+export type ReplacementOutcome = { ok: true; startMs: number } | { ok: false; reason: string };
+
 /**
- * Media worker threads for WebRTC calls, started on first use and kept for the life of the
- * process (unref'd); a new call goes to the worker carrying the fewest. A worker that dies is
- * replaced for new calls; its calls end as gone (resumable like any dropped call).
+ * Media worker threads for WebRTC calls, kept for the life of the process (unref'd); a new call
+ * goes to the ready worker carrying the fewest. Started on first use, or all at once by warm()
+ * (the server does so before it listens, so no call waits for a thread to load werift and Opus).
+ * A worker that dies takes its calls with it (gone, resumable like any dropped call); after
+ * warm() a new one starts at once, else at the next call.
  */
 export class MediaWorkerPool {
   private readonly workers: MediaWorker[] = [];
   private nextId = 1;
   private priorityNoted = false;
+  private keepWarm = false;
   /** Told once if a worker could not take its priority (see media-worker.ts). */
   onPriorityRefused: ((reason: string) => void) | undefined;
+  /** After warm(): told when a dead worker's replacement is ready, or why it could not start (the next call starts another). */
+  onReplaced: ((outcome: ReplacementOutcome) => void) | undefined;
 
-  /** `nice`: the worker threads' priority (Linux nice value; 0 leaves them as the process). */
+  /** `nice`: the worker threads' priority (Linux nice value; 0 leaves them as the process). `entry`: the worker module. */
   constructor(
     readonly size: number,
     readonly nice = 0,
+    private readonly entry = MEDIA_WORKER_ENTRY,
   ) {}
+
+  /** Workers that have loaded their modules. */
+  get ready(): number {
+    return this.workers.filter((w) => w.readyAt !== undefined).length;
+  }
+
+  /**
+   * Starts every worker not running yet and resolves, with the slowest one's start in ms, once
+   * each has loaded its modules. Rejects with MediaWorkerStartError when one stops before that
+   * or when they are not all ready within `timeoutMs` (those still starting go on).
+   */
+  async warm(timeoutMs: number): Promise<number> {
+    this.keepWarm = true;
+    this.fill();
+    const starting = [...this.workers];
+    const all = Promise.all(
+      starting.map((w) => w.whenReady().catch((error: Error) => Promise.reject(new MediaWorkerStartError(`a media worker thread stopped before it was ready: ${error.message}`, false)))),
+    );
+    // Referenced on purpose: the workers are unref'd, and a start awaiting them must not let the process exit.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new MediaWorkerStartError(`media workers not ready within ${timeoutMs} ms (${this.ready} of ${this.size})`, true)), timeoutMs);
+    });
+    try {
+      await Promise.race([all, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+    return Math.max(...starting.map((w) => w.startMs ?? 0));
+  }
 
   createPeer(options: CallPeerConfig & CallPeerEvents): WorkerPeer {
     const { iceServers, additionalHostAddresses, portRange, loopbackOnly, ...events } = options;
@@ -259,9 +198,21 @@ export class MediaWorkerPool {
     await Promise.all(this.workers.map((w) => w.flushStats()));
   }
 
+  private fill(): void {
+    while (this.workers.length < this.size) this.start();
+  }
+
+  private start(): MediaWorker {
+    const worker = new MediaWorker(this.nice, this.entry, (w) => this.remove(w), (event) => this.onPriority(event));
+    this.workers.push(worker);
+    return worker;
+  }
+
+  /** A starting worker takes a call only when none is ready: the call would wait for its start. */
   private pick(): MediaWorker {
-    while (this.workers.length < this.size) this.workers.push(new MediaWorker(this.nice, (w) => this.remove(w), (event) => this.onPriority(event)));
-    return this.workers.reduce((best, w) => (w.load < best.load ? w : best));
+    this.fill();
+    const ready = this.workers.filter((w) => w.readyAt !== undefined);
+    return (ready.length > 0 ? ready : this.workers).reduce((best, w) => (w.load < best.load ? w : best));
   }
 
   private onPriority(event: PriorityEvent): void {
@@ -270,9 +221,16 @@ export class MediaWorkerPool {
     this.onPriorityRefused?.(`media worker threads run at the process's priority, not nice ${event.nice}: ${event.reason ?? 'refused'}`);
   }
 
+  /** Only a worker that had got ready is replaced at once: one failing its start would fail again and again. */
   private remove(worker: MediaWorker): void {
     const i = this.workers.indexOf(worker);
     if (i >= 0) this.workers.splice(i, 1);
+    if (!this.keepWarm || worker.readyAt === undefined) return;
+    const next = this.start();
+    next.whenReady().then(
+      () => this.onReplaced?.({ ok: true, startMs: next.startMs! }),
+      (error: Error) => this.onReplaced?.({ ok: false, reason: error.message }),
+    );
   }
 }
 

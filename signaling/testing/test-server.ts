@@ -25,6 +25,8 @@ export interface TestServer {
 
 /** The product's default: recognisers loaded before the server listens, as timed audio tests need. */
 export const WARM_RECOGNISERS = { ASR_WARM_PROCESSES: '2' } as const;
+/** The product's default: media worker threads loaded before the server listens, so a first call's offer is answered without their start. */
+export const WARM_MEDIA_WORKERS = { WEBRTC_WARM_WORKERS: '1' } as const;
 
 /** A real server on an ephemeral loopback port with its own data directory. */
 export async function startTestServer(env: Record<string, string> = {}, overrides: ServerOverrides = {}): Promise<TestServer> {
@@ -36,8 +38,11 @@ export async function startTestServer(env: Record<string, string> = {}, override
   // drain's notice (2.5 s with the defaults). No recogniser is loaded ahead of use
   // (ASR_WARM_PROCESSES=0): most tests never speak, and two warm ones cost each start ~0.6 s;
   // a voice test's first utterance starts one. Files that time audio ask for WARM_RECOGNISERS.
+  // Likewise no media worker thread starts before listening (WEBRTC_WARM_WORKERS=0): most files
+  // place no WebRTC call; the first call of one that does starts them, and the WebRTC files ask
+  // for WARM_MEDIA_WORKERS (a thread's start is ~0.3 s quiet, seconds on a loaded machine).
   const config = loadConfig({
-    HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', LOCAL_LLM_WORD_DELAY_MS: '0', DEV_ROUTES: 'on', AUTH_FAILURES_PER_ADDRESS: '10000', CLOSING_NOTICE_S: '0', ASR_WARM_PROCESSES: '0',
+    HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', LOCAL_LLM_WORD_DELAY_MS: '0', DEV_ROUTES: 'on', AUTH_FAILURES_PER_ADDRESS: '10000', CLOSING_NOTICE_S: '0', ASR_WARM_PROCESSES: '0', WEBRTC_WARM_WORKERS: '0',
     ...env,
   });
   const server = await startServer(config, overrides);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { startTestServer, WARM_RECOGNISERS, type TestServer } from '../testing/test-server.ts';
+import { startTestServer, WARM_MEDIA_WORKERS, WARM_RECOGNISERS, type TestServer } from '../testing/test-server.ts';
 import { WsTestClient } from '../testing/ws-test-client.ts';
 import { WebRtcTestPeer } from '../testing/webrtc-test-peer.ts';
 import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
@@ -25,7 +25,7 @@ let t: TestServer;
 let reference: Promise<number>;
 beforeAll(async () => {
   stalls.start();
-  t = await startTestServer({ ...WARM_RECOGNISERS, LOCAL_LLM_WORD_DELAY_MS: '10', STUN_URLS: '', WEBRTC_LOOPBACK_ONLY: '1' });
+  t = await startTestServer({ ...WARM_RECOGNISERS, ...WARM_MEDIA_WORKERS, LOCAL_LLM_WORD_DELAY_MS: '10', STUN_URLS: '', WEBRTC_LOOPBACK_ONLY: '1' });
   // The plain call runs beside the tests (each waits out a 6 s reply in real time on a call of
   // its own); a failure reaches every test that awaits it.
   reference = callWith(undefined).then(async ({ ws, peer, packets }) => {
@@ -47,7 +47,8 @@ async function callWith(sound: string | undefined) {
   await ws.waitFor('webrtc_ice');
   const peer = new WebRtcTestPeer();
   ws.send({ type: 'webrtc_offer', sdp: await peer.offer() });
-  // The first calls wait for the media worker thread to start: 5 s ran out beside two CPU burners.
+  // Applying the offer and gathering took seconds beside two CPU burners (with the worker's own
+  // start in it then; the server now listens with its workers ready).
   await peer.accept((await ws.waitFor('webrtc_answer', () => true, 20000)).sdp);
   await Promise.race([ws.waitFor('ready', () => true, 8000), peer.waitFor('ready')]);
   await peer.waitControlOpen();

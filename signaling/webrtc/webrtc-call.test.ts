@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, WARM_RECOGNISERS, type TestServer } from '../testing/test-server.ts';
+import { startTestServer, WARM_MEDIA_WORKERS, WARM_RECOGNISERS, type TestServer } from '../testing/test-server.ts';
 import { WsTestClient } from '../testing/ws-test-client.ts';
 import { WebRtcTestPeer } from '../testing/webrtc-test-peer.ts';
 import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
@@ -9,7 +9,7 @@ import { scrape } from '../testing/prom-scrape.ts';
 
 let t: TestServer;
 beforeAll(async () => {
-  t = await startTestServer({ ...WARM_RECOGNISERS, LOCAL_LLM_WORD_DELAY_MS: '10', STUN_URLS: '', TURN_URLS: 'turn:127.0.0.1:3478', TURN_SECRET: 'a-very-long-shared-secret', WEBRTC_LOOPBACK_ONLY: '1' });
+  t = await startTestServer({ ...WARM_RECOGNISERS, ...WARM_MEDIA_WORKERS, LOCAL_LLM_WORD_DELAY_MS: '10', STUN_URLS: '', TURN_URLS: 'turn:127.0.0.1:3478', TURN_SECRET: 'a-very-long-shared-secret', WEBRTC_LOOPBACK_ONLY: '1' });
 });
 afterAll(async () => {
   await t.stop();
@@ -166,7 +166,7 @@ describe('WebRTC transport', () => {
 describe('WebRTC with the peer connections on the main thread (WEBRTC_MEDIA_WORKERS=0)', () => {
   let local: TestServer;
   beforeAll(async () => {
-    local = await startTestServer({ ...WARM_RECOGNISERS, LOCAL_LLM_WORD_DELAY_MS: '10', STUN_URLS: '', WEBRTC_LOOPBACK_ONLY: '1', WEBRTC_MEDIA_WORKERS: '0' });
+    local = await startTestServer({ ...WARM_RECOGNISERS, ...WARM_MEDIA_WORKERS, LOCAL_LLM_WORD_DELAY_MS: '10', STUN_URLS: '', WEBRTC_LOOPBACK_ONLY: '1', WEBRTC_MEDIA_WORKERS: '0' });
   });
   afterAll(async () => {
     await local.stop();

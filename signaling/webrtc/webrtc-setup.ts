@@ -1,12 +1,12 @@
 import { OfferError, type CallPeer, type CallPeerOptions } from '../../media/webrtc/call-peer.ts';
 import { LocalPeer } from '../../media/webrtc/local-peer.ts';
-import { mediaWorkerPool, type MediaWorkerPool } from '../../media/webrtc/worker-peer.ts';
 import { WebRtcTransport, type SignalingLink } from './webrtc-transport.ts';
 import { MEDIA_RATE } from '../../media/webrtc/opus.ts';
 import type { Session } from '../../session/session.ts';
 import type { ServerContext } from '../context.ts';
 import type { WsErrorCode } from '../../session/protocol/errors.ts';
 import { iceServersFor } from './ice-servers.ts';
+import { workerPoolFor } from './media-workers.ts';
 import type { PreparedSession } from '../ws/open-session.ts';
 
 export interface WebRtcHooks {
@@ -64,7 +64,7 @@ export class WebRtcSetup {
       onConnected: () => this.onConnected(peer),
       onGone: () => this.hooks.onGone(),
     };
-    const peer: CallPeer = config.WEBRTC_MEDIA_WORKERS > 0 ? this.workerPool().createPeer(options) : new LocalPeer(options);
+    const peer: CallPeer = config.WEBRTC_MEDIA_WORKERS > 0 ? workerPoolFor(config, this.server.log).createPeer(options) : new LocalPeer(options);
     this.peer = peer;
     let answer: string;
     try {
@@ -77,13 +77,6 @@ export class WebRtcSetup {
     }
     this.answered = true;
     this.signaling.sendFrame({ type: 'webrtc_answer', sdp: answer });
-  }
-
-  private workerPool(): MediaWorkerPool {
-    const { config, log } = this.server;
-    const pool = mediaWorkerPool(config.WEBRTC_MEDIA_WORKERS, config.WEBRTC_MEDIA_WORKER_NICE);
-    pool.onPriorityRefused ??= (reason) => log.warn({ nice: config.WEBRTC_MEDIA_WORKER_NICE }, `${reason}; grant CAP_SYS_NICE or set WEBRTC_MEDIA_WORKER_NICE=0`);
-    return pool;
   }
 
   close(): void {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, WARM_RECOGNISERS, type TestServer } from '../../testing/test-server.ts';
+import { startTestServer, WARM_MEDIA_WORKERS, WARM_RECOGNISERS, type TestServer } from '../../testing/test-server.ts';
 import { sid } from '../../testing/conversation.ts';
 
 const run = promisify(execFile);
@@ -29,7 +29,7 @@ beforeAll(async () => {
   // Silence before the question lets the greeting finish; silence after it ends the turn.
   wav = join(mkdtempSync(join(tmpdir(), 'parley-aiortc-')), 'question.wav');
   execFileSync('sox', [CLIP, wav, 'pad', '1.5', '2.5']);
-  t = await startTestServer({ ...WARM_RECOGNISERS, LOCAL_LLM_WORD_DELAY_MS: '10', WEBRTC_LOOPBACK_ONLY: '1' });
+  t = await startTestServer({ ...WARM_RECOGNISERS, ...WARM_MEDIA_WORKERS, LOCAL_LLM_WORD_DELAY_MS: '10', WEBRTC_LOOPBACK_ONLY: '1' });
 });
 afterAll(async () => {
   await t.stop();

@@ -1,0 +1,40 @@
+import { mediaWorkerPool, MediaWorkerStartError, type MediaWorkerPool } from '../../media/webrtc/worker-peer.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from '../log.ts';
+
+/** The process's media worker pool for this configuration, telling `log` what goes wrong with its threads. */
+export function workerPoolFor(config: Config, log: Logger): MediaWorkerPool {
+  const pool = mediaWorkerPool(config.WEBRTC_MEDIA_WORKERS, config.WEBRTC_MEDIA_WORKER_NICE);
+  pool.onPriorityRefused ??= (reason) => log.warn({ nice: config.WEBRTC_MEDIA_WORKER_NICE }, `${reason}; grant CAP_SYS_NICE or set WEBRTC_MEDIA_WORKER_NICE=0`);
+  pool.onReplaced ??= (outcome) => {
+    if (outcome.ok) log.info({ start_ms: Math.round(outcome.startMs) }, 'media worker replaced: a worker thread stopped, a new one is ready');
+    else log.error({ reason: outcome.reason }, 'media worker replacement could not start; the next WebRTC call starts another');
+  };
+  return pool;
+}
+
+/**
+ * With WebRTC calls possible (media workers configured, voice on), starts the media workers and
+ * waits until each has loaded werift and Opus, so the first call after a start or a restart does
+ * not pay for it. A worker that stops before it is ready fails the start with why and what to
+ * set; one still loading after WEBRTC_WORKER_START_TIMEOUT_MS (a starved machine) is logged and
+ * the server listens anyway: the first calls wait for it as they would have without the warm-up.
+ */
+export async function warmMediaWorkers(config: Config, log: Logger, pool = workerPoolFor(config, log)): Promise<void> {
+  if (!config.WEBRTC_WARM_WORKERS || config.WEBRTC_MEDIA_WORKERS === 0) return;
+  try {
+    const startMs = await pool.warm(config.WEBRTC_WORKER_START_TIMEOUT_MS);
+    log.info({ workers: pool.size, start_ms: Math.round(startMs) }, 'media workers ready');
+  } catch (error) {
+    if (!(error instanceof MediaWorkerStartError)) throw error;
+    if (error.timedOut) {
+      log.warn({ workers: pool.size, ready: pool.ready }, `${error.message}; listening anyway, the first WebRTC calls wait for them`);
+      return;
+    }
+    log.error({ reason: error.message }, 'media workers could not start');
+    throw new MediaWorkerStartError(
+      `${error.message}. WebRTC calls run in these threads: fix the installation, or set WEBRTC_MEDIA_WORKERS=0 to run calls on the main thread`,
+      false,
+    );
+  }
+}

@@ -47,7 +47,7 @@ describe('the word lattice mid-segment', () => {
       const again = decode(used, audio);
       expect(again.text).toBe(fresh.text);
       expect(again.posteriors.map((p) => p === undefined)).toEqual(fresh.posteriors.map((p) => p === undefined));
-      // What restarting the stream leaves (pocketsphinx state it does not reset) moves a posterior by 1e-4 at most here.
+      // ps_start_stream resets the noise statistics only; what stays moves a posterior by 1e-4 here (up to 1.1e-3 on the turn corpus).
       again.posteriors.forEach((p, i) => expect(Math.abs((p ?? 0) - (fresh.posteriors[i] ?? 0))).toBeLessThan(0.001));
     }
   });

@@ -135,7 +135,8 @@ describe('resume', () => {
 
   it('a scoped key expiring ends the call; a fresh scoped key for the same session resumes it, the old one is refused', async () => {
     const sessionId = sid('exp');
-    const shortKey = t.scopedKey(sessionId, { ttlS: 1 });
+    // A key's expiry is floored to the second: 2 s leaves it 1–2 s of life, 1 s could leave it none (a start refused).
+    const shortKey = t.scopedKey(sessionId, { ttlS: 2 });
     const { client, ready } = await startSession(t.wsUrl, { ...textStart(sessionId, { greeting: false }), api_key: shortKey });
     open.push(client);
     const error = await client.waitFor('error', (f) => f.code === 'key_expired', 4000);

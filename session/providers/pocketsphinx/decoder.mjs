@@ -93,6 +93,7 @@ export class Decoder {
     this.#segments = [];
     this.#lastWord = undefined;
     load().cmnLiveSet(this.#cmn, this.#initialMean);
+    // Likewise its noise estimate: pooled, this recogniser's last utterance was another session's.
     if (load().startStream(this.#ps) < 0) throw new Error('pocketsphinx could not start a stream');
     this.#startSegment();
     this.#inUtterance = true;

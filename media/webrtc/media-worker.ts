@@ -1,6 +1,7 @@
 import { setPriority } from 'node:os';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
+import { RTCDtlsTransport } from 'werift';
 import { OfferError } from './call-peer.ts';
 import type { MediaWorkerData, WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
 import { setMediaStatsHooks } from '../media-stats.ts';
@@ -159,11 +160,14 @@ port.on('message', (commands: WorkerCommand[]) => {
 });
 
 /**
- * Ready once the modules above are loaded (the import of this module resolves only then) and a
- * decoder has been made once (opus-decoder, the fallback, compiles its WASM on first use): the
- * pool holds the server's listen() until every worker says so, so a first call waits for none of it.
+ * Ready once the modules above are loaded (the import of this module resolves only then), a
+ * decoder has been made once (opus-decoder, the fallback, compiles its WASM on first use) and the
+ * DTLS certificate exists (werift makes one per thread, shared by all its calls, at the first
+ * answer: 17-20 ms cold): the pool holds the server's listen() until every worker says so, so a
+ * first call waits for none of it.
  */
 const probe = new OpusFrameDecoder(MEDIA_RATE);
 await probe.ready;
 probe.free();
+await RTCDtlsTransport.SetupCertificate();
 post({ t: 'ready' });

@@ -22,8 +22,12 @@ export interface GivenVoiceProviders {
  * Builds the voice pipeline's providers from configuration (ASR_PROVIDER, TTS_PROVIDER). A
  * missing local dependency does not stop the server: voice sessions are refused with the
  * reason, text sessions go on. The openai recogniser needs no local packages.
+ *
+ * `alongside` (the WebRTC media workers' warm-up) starts once voice is known to be on and runs
+ * while the recognisers load; this resolves when both are done. When it fails, the providers are
+ * closed and its error is thrown, once the recognisers have settled.
  */
-export async function createVoiceProviders(config: Config, log: Logger, given: GivenVoiceProviders = {}): Promise<VoiceProviders> {
+export async function createVoiceProviders(config: Config, log: Logger, given: GivenVoiceProviders = {}, alongside?: () => Promise<void>): Promise<VoiceProviders> {
   const vad = given.vad ?? (await loadVadFactory(config.VAD_PROVIDER, {
     aggressiveness: config.VAD_AGGRESSIVENESS,
     onError: (error) => log.warn({ err: error.message }, 'voice-activity detection failed; frames counted as silence'),
@@ -40,8 +44,15 @@ export async function createVoiceProviders(config: Config, log: Logger, given: G
   }
   const stt = given.asr ?? createSpeechToText(config);
   const tts = given.tts ?? createTextToSpeech(config);
-  // The first utterance must not wait for a model load: the server listens once recognisers are warm.
-  if (stt instanceof PocketsphinxSpeechToText) await stt.whenReady();
+  // Neither the first utterance may wait for a model load nor the first WebRTC call for a worker
+  // thread: both load now, side by side (two threads each on different cores when free), and the
+  // server listens once both are done.
+  const [warmUp] = await Promise.allSettled([alongside?.(), stt instanceof PocketsphinxSpeechToText ? stt.whenReady() : undefined]);
+  if (warmUp.status === 'rejected') {
+    // A start that failed leaves no recogniser thread or synthesiser behind.
+    await Promise.all([tts.close?.(), stt.close?.()]);
+    throw warmUp.reason;
+  }
   log.info({ asr: stt.name, tts: tts.name, vad: vad.provider }, 'voice providers');
   return { ok: true, tts, stt, vad, bargeIn: bargeInPolicy(config) };
 }

@@ -78,7 +78,7 @@ export async function run(): Promise<Row[]> {
   if (PARTS.has('first-call')) rows.push(...(await firstCallRows((env) => server(env))));
   if (PARTS.has('startup')) {
     const base = baseline();
-    if (base) rows.push(...(await startupRows(base, REPO, (repo) => (repo === REPO ? server() : server(base.env, undefined, repo)))));
+    if (base) rows.push(...(await startupRows(base, REPO, (kind) => server(kind.env, undefined, kind.repo))));
     else progress('webrtc: startup part skipped (needs BENCH_BASELINE=<ref> to compare against)');
   }
   if (PARTS.has('load')) rows.push(...(await concurrency({ pinned: false, steps: LOAD_STEPS })));

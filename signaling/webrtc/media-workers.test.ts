@@ -8,7 +8,7 @@ import { FliteTextToSpeech } from '../../session/providers/flite-tts.ts';
 import { PocketsphinxSpeechToText } from '../../session/providers/pocketsphinx-asr.ts';
 import { loadConfig } from '../config.ts';
 import { createVoiceProviders } from '../voice-providers.ts';
-import { warmMediaWorkers } from './media-workers.ts';
+import { WARM_CALL_TIMEOUT_MS, warmMediaWorkers, workerPoolFor } from './media-workers.ts';
 
 /** The server's start-up wiring of the media workers, on pools of stand-in threads (media/testing/fixture-media-worker.mjs). */
 const FIXTURE = new URL('../../media/testing/fixture-media-worker.mjs', import.meta.url);
@@ -16,7 +16,7 @@ const threadsOf = (p: MediaWorkerPool): Array<{ worker: Worker }> => (p as unkno
 
 function fixturePool(mode: 'ready' | 'throw' | 'hang', size = 2): MediaWorkerPool {
   process.env.PARLEY_FIXTURE_WORKER = mode;
-  const pool = new MediaWorkerPool(size, 0, FIXTURE);
+  const pool = new MediaWorkerPool(size, 0, 0, FIXTURE);
   return pool;
 }
 
@@ -69,6 +69,20 @@ describe('warmMediaWorkers (before the server listens)', () => {
       expect(threadsOf(pool)).toEqual([]);
       expect(lines).toEqual([]);
     }
+  });
+});
+
+describe('workerPoolFor: the warm-up call', () => {
+  it('is made by workers started ahead of calls unless WEBRTC_WARM_CALL=0; a failure is logged as a warning', () => {
+    const { log, lines } = logged();
+    // Sizes no other test uses: pools are per process.
+    expect(workerPoolFor(loadConfig({ WEBRTC_MEDIA_WORKERS: '5' }), log).warmCallTimeoutMs).toBe(WARM_CALL_TIMEOUT_MS);
+    expect(workerPoolFor(loadConfig({ WEBRTC_MEDIA_WORKERS: '6', WEBRTC_WARM_CALL: '0' }), log).warmCallTimeoutMs).toBe(0);
+    expect(workerPoolFor(loadConfig({ WEBRTC_MEDIA_WORKERS: '7', WEBRTC_WARM_WORKERS: '0' }), log).warmCallTimeoutMs).toBe(0);
+    workerPoolFor(loadConfig({ WEBRTC_MEDIA_WORKERS: '5' }), log).onWarmCallFailed?.('the warm-up call did not finish within 5000 ms (connecting)');
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 40, reason: 'the warm-up call did not finish within 5000 ms (connecting)', msg: "a media worker's warm-up call failed; it is ready anyway, its first WebRTC call pays werift's first use" }),
+    ]);
   });
 });
 

@@ -25,7 +25,8 @@ import { PACKET_BURST_MS } from '../media/webrtc/packet-pacer.ts';
  * SRTP, the 20 ms pacer), only the models are free.
  *
  * - Offer → connected: signaling/testing/webrtc-test-peer.ts in this process, one call at a time.
- * - First call: the same, once per fresh server process, media workers lazy vs warm (lib/webrtc-first-call.ts).
+ * - First call: the same, once per fresh server process, media workers lazy vs warm vs warm with
+ *   their warm-up call (lib/webrtc-first-call.ts); start-up against BENCH_BASELINE (lib/webrtc-startup.ts).
  * - Concurrency: client peers in their own process (bench/lib/webrtc-peers.ts, forked with IPC):
  *   werift costs the client side about what it costs the server, and on the same event loop as
  *   the timing it would decide the jitter figure. Both processes share the machine's 2 cores.
@@ -55,7 +56,7 @@ const REPO = fileURLToPath(new URL('..', import.meta.url));
 
 /**
  * BENCH_WEBRTC_PARTS="pinned" runs only some parts: connect, first-call (the first call on fresh
- * servers, lazy vs warm media workers), load (both cores), pinned (one core); and, not by
+ * servers, lazy vs warm vs warm-called media workers), load (both cores), pinned (one core); and, not by
  * default, startup (spawned → listening of BENCH_BASELINE's servers against this tree's).
  */
 const PARTS = new Set((process.env.BENCH_WEBRTC_PARTS ?? 'connect,first-call,load,pinned').split(','));

@@ -207,6 +207,7 @@ describe('MediaWorkerPool started ahead of calls (warm)', () => {
     await warm.warm(30000);
     const [host] = workersOf(warm) as Array<Hosted & { warmCallMs: number | undefined }>;
     expect(host!.warmCallMs).toBeGreaterThan(0);
+    expect(warm.warmCallMs).toBe(host!.warmCallMs);
     expect(failures).toBe(0);
     await oneCall(warm);
   });

@@ -168,6 +168,12 @@ export class MediaWorkerPool {
     return this.workers.filter((w) => w.readyAt !== undefined).length;
   }
 
+  /** The longest warm-up call of the ready workers (ms), undefined when none made one. */
+  get warmCallMs(): number | undefined {
+    const calls = this.workers.flatMap((w) => (w.warmCallMs === undefined ? [] : [w.warmCallMs]));
+    return calls.length > 0 ? Math.max(...calls) : undefined;
+  }
+
   /**
    * Starts every worker not running yet and resolves, with the slowest one's start in ms, once
    * each has loaded its modules. Rejects with MediaWorkerStartError when one stops before that

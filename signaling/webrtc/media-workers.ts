@@ -30,7 +30,8 @@ export async function warmMediaWorkers(config: Config, log: Logger, pool = worke
   if (!config.WEBRTC_WARM_WORKERS || config.WEBRTC_MEDIA_WORKERS === 0) return;
   try {
     const startMs = await pool.warm(config.WEBRTC_WORKER_START_TIMEOUT_MS);
-    log.info({ workers: pool.size, start_ms: Math.round(startMs) }, 'media workers ready');
+    const warmCallMs = pool.warmCallMs;
+    log.info({ workers: pool.size, start_ms: Math.round(startMs), ...(warmCallMs === undefined ? {} : { warm_call_ms: Math.round(warmCallMs) }) }, 'media workers ready');
   } catch (error) {
     if (!(error instanceof MediaWorkerStartError)) throw error;
     if (error.timedOut) {

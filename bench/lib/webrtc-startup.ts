@@ -19,6 +19,8 @@ import { percentile, progress, round } from './stats.ts';
  *   starts it.
  */
 const ROUNDS = Number(process.env.BENCH_STARTUP_ROUNDS ?? 10);
+/** BENCH_STARTUP_SERVERS="installed" or "bench": one of the two (a run of both takes about 6 minutes). */
+const SERVERS = (process.env.BENCH_STARTUP_SERVERS ?? 'installed,bench').split(',');
 const START_TIMEOUT_MS = 30000;
 
 /** A server to start: a tree and the environment it gets beyond the defaults. */
@@ -34,19 +36,23 @@ export async function startupRows(base: Baseline, repo: string, benchServer: (ki
     progress(`webrtc startup: building ${dir}`);
     execFileSync(process.execPath, ['.ci/build.mjs'], { cwd: dir, stdio: 'ignore' });
   }
-  // This tree without its warm-up call separates the two changes of rtc8: the concurrent load, then the call.
+  // The baseline with no media worker at start is how servers started before rtc7; this tree
+  // without its warm-up call separates rtc8's two changes (the concurrent load, then the call).
   const kinds: Kind[] = [
+    { label: `${base.ref} (${base.sha.slice(0, 8)}), WEBRTC_WARM_WORKERS=0`, repo: base.dir, env: { ...base.env, WEBRTC_WARM_WORKERS: '0' } },
     { label: `${base.ref} (${base.sha.slice(0, 8)})`, repo: base.dir, env: base.env },
     { label: 'this tree, WEBRTC_WARM_CALL=0', repo, env: { WEBRTC_WARM_CALL: '0' } },
     { label: 'this tree', repo, env: {} },
   ];
   const loadBefore = loadavg()[0]!;
-  const installed = await alternate(kinds, 'installed build', installedStart);
-  const bench = await alternate(kinds, 'bench server', async (kind) => {
-    const server = await benchServer(kind);
-    await server.stop();
-    return server.startMs;
-  });
+  const installed = SERVERS.includes('installed') ? await alternate(kinds, 'installed build', installedStart) : undefined;
+  const bench = SERVERS.includes('bench')
+    ? await alternate(kinds, 'bench server', async (kind) => {
+        const server = await benchServer(kind);
+        await server.stop();
+        return server.startMs;
+      })
+    : undefined;
   const load = `load average ${loadBefore.toFixed(2)} → ${loadavg()[0]!.toFixed(2)}`;
   const p = (xs: number[]): string => `${round(percentile(xs, 50), 0)} (p95 ${round(percentile(xs, 95), 0)})`;
   const row = (what: string, samples: number[][], how: string): Row => ({
@@ -57,8 +63,8 @@ export async function startupRows(base: Baseline, repo: string, benchServer: (ki
     note: `p50 (p95) ms, ${kinds.map((kind, k) => `${kind.label} ${p(samples[k]!)}`).join(' → ')}; ${ROUNDS} fresh starts of each, in rotating order; ${how}; ${load}`,
   });
   return [
-    row('installed build, default local providers', installed, '`node dist/signaling/main.js` with PORT, HOST, DATA_DIR only (pocketsphinx, flite, Silero, media workers warm)'),
-    row('WebRTC bench server (fake ASR/TTS)', bench, 'bench/lib/fake-voice-server.ts under tsx, WEBRTC_LOOPBACK_ONLY=1, as the first-call part starts it'),
+    ...(installed ? [row('installed build, default local providers', installed, '`node dist/signaling/main.js` with PORT, HOST, DATA_DIR only (pocketsphinx, flite, Silero, media workers warm)')] : []),
+    ...(bench ? [row('WebRTC bench server (fake ASR/TTS)', bench, 'bench/lib/fake-voice-server.ts under tsx, WEBRTC_LOOPBACK_ONLY=1, as the first-call part starts it')] : []),
   ];
 }
 

@@ -61,6 +61,9 @@ class LoopbackCall {
     let finish!: () => void;
     let fail!: (error: Error) => void;
     this.done = new Promise((resolve, reject) => ((finish = resolve), (fail = reject)));
+    // run() awaits it only once answered: a failure before that must not be an unhandled
+    // rejection (in a worker thread that would end the thread, and the server's start with it).
+    this.done.catch(() => undefined);
     const check = (): void => {
       if (uplink > 0 && downlink >= PACKETS && pong) finish();
     };

@@ -18,8 +18,11 @@ import type { Row } from './types.ts';
  * With BENCH_BASELINE=<git ref> the same load also runs on that commit's server, and the two are
  * measured in alternating windows (ABBA) in one run, at each session count of
  * BENCH_FOOTPRINT_SESSIONS (memory at the first). Jitter and GC are reported per window too, but
- * on a busy machine only the CPU and memory figures compare. First, before any server starts,
- * Silero's own CPU per session-second is measured in this process for both trees (ABAB).
+ * on a busy machine only the CPU and memory figures compare. BENCH_FOOTPRINT_ENV="NAME=value …"
+ * sets variables for this tree's server only (e.g. SILERO_QUIET_GATE=1). First, before any
+ * server starts, Silero's own CPU per session-second is measured in this process for both trees
+ * and for this tree with its quiet gate (ABAB), with the frames each decides differently from
+ * this tree without the gate and the share of windows the gate skipped.
  */
 
 export const name = 'voice-footprint';
@@ -31,6 +34,7 @@ const SILERO_SECONDS = 3;
 const WINDOW_MS = 8000;
 const SETTLE_MS = 3000;
 const ROUNDS = 2;
+const THIS_TREE_ENV = Object.fromEntries((process.env.BENCH_FOOTPRINT_ENV ?? '').split(/\s+/).filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const LOAD_REPLY_TEXT = 'say the weather is mild and the sky is clear today.';
 
 interface Side {
@@ -64,19 +68,20 @@ let counter = 0;
 
 export async function run(): Promise<Row[]> {
   const base = baseline();
-  const trees = [{ label: 'this tree' }, ...(base ? [{ label: `baseline ${base.ref} (${base.sha.slice(0, 7)})`, repo: base.dir, env: base.env }] : [])];
+  const thisLabel = `this tree${Object.keys(THIS_TREE_ENV).length > 0 ? ` (${Object.entries(THIS_TREE_ENV).map(([k, v]) => `${k}=${v}`).join(' ')})` : ''}`;
+  const trees = [{ label: thisLabel, env: THIS_TREE_ENV }, ...(base ? [{ label: `baseline ${base.ref} (${base.sha.slice(0, 7)})`, repo: base.dir, env: base.env }] : [])];
   const sides: Side[] = [];
   const memory = new Map<Side, Footprint>();
   const clip = endAligned(fixture('twelve.wav'));
   const loop = toFrames(concat(clip, tone(RATE * 6 - clip.length)));
   const idle = toFrames(tone(RATE));
-  const silero = await sileroRows(trees, concat(clip, tone(RATE * 6 - clip.length)));
+  const silero = await sileroRows(base, concat(clip, tone(RATE * 6 - clip.length)));
   try {
     for (const tree of trees) {
       progress(`voice-footprint: ${tree.label}: ${SESSIONS} sessions`);
       const server = await ChildServer.start({
         script: 'bench/lib/fake-voice-server.ts',
-        env: { LOCAL_LLM_WORD_DELAY_MS: '0', BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, MAX_SESSIONS: '2000', ...('env' in tree ? tree.env : {}) },
+        env: { LOCAL_LLM_WORD_DELAY_MS: '0', BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, MAX_SESSIONS: '2000', ...tree.env },
         inspectable: true,
         ...(tree.repo ? { repo: tree.repo } : {}),
       });
@@ -127,20 +132,28 @@ async function grow(side: Side, n: number, idle: Buffer[], loop: Buffer[]): Prom
   }
 }
 
-async function sileroRows(trees: Array<{ label: string; repo?: string }>, audio: Int16Array): Promise<Row[]> {
+/** Silero in this process: this tree without and with its quiet gate, and the baseline's; decisions compared with the first. */
+async function sileroRows(base: ReturnType<typeof baseline>, audio: Int16Array): Promise<Row[]> {
+  const trees = [
+    { label: 'this tree' },
+    { label: 'this tree, quiet gate', options: { quietGate: true } },
+    ...(base ? [{ label: `baseline ${base.ref} (${base.sha.slice(0, 7)})`, dir: base.dir }] : []),
+  ];
   progress(`voice-footprint: Silero CPU, ${SILERO_SESSIONS} detectors in this process, ${trees.map((t) => t.label).join(' vs ')}`);
-  const results = await sileroCpu(trees.map((t) => ({ label: t.label, ...(t.repo ? { dir: t.repo } : {}) })), audio, SILERO_SESSIONS, SILERO_SECONDS, ROUNDS);
-  const same = results.length > 1 ? decisionDiff(results[0]!.decisions, results[1]!.decisions) : undefined;
-  return results.map((r) => ({
-    benchmark: name,
-    metric: `Silero VAD CPU per session-second, all threads${r.label === 'this tree' ? '' : `, ${r.label}`}`,
-    value: round(r.allMs, 3),
-    unit: 'ms CPU/s',
-    note:
-      `event-loop thread ${round(r.mainMs, 3)} ms/s; ${SILERO_SESSIONS} detectors in the bench process, each fed one 20 ms frame of twelve.wav + room tone per 20 ms for ${SILERO_SECONDS} s × ${ROUNDS} rounds (trees alternating), ` +
-      `minus the same feed loop without detectors; mean batch ${round(r.meanBatch, 1)} windows` +
-      (same ? `; decisions differing between the trees: ${same.differing} of ${same.compared} frames` : ''),
-  }));
+  const results = await sileroCpu(trees, audio, SILERO_SESSIONS, SILERO_SECONDS, ROUNDS);
+  return results.map((r, i) => {
+    const same = i > 0 ? decisionDiff(results[0]!.decisions, r.decisions) : undefined;
+    return {
+      benchmark: name,
+      metric: `Silero VAD CPU per session-second, all threads${r.label === 'this tree' ? '' : `, ${r.label}`}`,
+      value: round(r.allMs, 3),
+      unit: 'ms CPU/s',
+      note:
+        `event-loop thread ${round(r.mainMs, 3)} ms/s; ${SILERO_SESSIONS} detectors in the bench process, each fed one 20 ms frame of twelve.wav + room tone per 20 ms for ${SILERO_SECONDS} s × ${ROUNDS} rounds (trees alternating), ` +
+        `minus the same feed loop without detectors; mean batch ${round(r.meanBatch, 1)} windows; windows the quiet gate skipped ${Math.round(r.quietShare * 100)} %` +
+        (same ? `; decisions differing from this tree without the gate: ${same.differing} of ${same.compared} frames` : ''),
+    };
+  });
 }
 
 function talk(side: Side, on: boolean): void {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { concat } from '../media/testing/audio-stream.ts';
@@ -55,6 +55,8 @@ interface Window {
   gcCount: number;
   gcMs: number;
   foreignCores: number;
+  /** The busiest threads besides the event loop (the Silero thread first, usually), ms CPU per session-second. */
+  threads: Array<{ name: string; ms: number }>;
 }
 
 interface Footprint {
@@ -176,6 +178,7 @@ async function measure(side: Side): Promise<Window> {
   const main0 = server.mainThreadCpuMs();
   const queue0 = server.mainThreadRunQueueMs();
   const all0 = server.cpuMs();
+  const threads0 = threadCpuMs(server.pid);
   const t0 = performance.now();
   load.begin();
   await sleep(WINDOW_MS);
@@ -184,6 +187,7 @@ async function measure(side: Side): Promise<Window> {
   const main = server.mainThreadCpuMs() - main0;
   const queue = server.mainThreadRunQueueMs() - queue0;
   const all = server.cpuMs() - all0;
+  const threads1 = threadCpuMs(server.pid);
   const timing = await timingOrNothing(server);
   for (const s of sessions) s.recording = false;
   talk(side, false);
@@ -200,6 +204,11 @@ async function measure(side: Side): Promise<Window> {
     gcCount: timing?.gc.count ?? Number.NaN,
     gcMs: timing?.gc.totalMs ?? Number.NaN,
     foreignCores: load.foreignCores,
+    threads: [...threads1]
+      .filter(([tid]) => tid !== server.pid)
+      .map(([tid, t]) => ({ name: t.name, ms: perSessionS(t.ms - (threads0.get(tid)?.ms ?? 0)) }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 3),
   };
 }
 
@@ -209,6 +218,20 @@ async function measure(side: Side): Promise<Window> {
  */
 async function timingOrNothing(server: ChildServer): Promise<ServerTiming | undefined> {
   return server.eventLoopDelay(10000).catch(() => undefined);
+}
+
+/** On-CPU time of each thread of a process (ms, /proc/<pid>/task/<tid>/schedstat), with its name. */
+function threadCpuMs(pid: number): Map<number, { name: string; ms: number }> {
+  const out = new Map<number, { name: string; ms: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
+    try {
+      const ms = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+      out.set(tid, { name: readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim(), ms });
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
 }
 
 /** Resident memory, JS heap and ArrayBuffers after a full GC, and the malloc heap ([heap] in smaps), in KB. */
@@ -256,6 +279,7 @@ function stepRows(windows: Window[], n: number, suffix: string): Row[] {
       note:
         `on-CPU time of the server's main thread (/proc schedstat, ns) over ${windows.length} windows of ${WINDOW_MS / 1000} s (${windows.map((w) => round(w.mainMsPerSessionS, 2)).join(', ')}), ` +
         `alternating with the other tree's windows when BENCH_BASELINE is set; all server threads ${round(mean((w) => w.allMsPerSessionS), 3)} ms/s; ` +
+        `busiest other threads (first window) ${windows[0]!.threads.map((t) => `${t.name} ${round(t.ms, 3)}`).join(', ')} ms/s; ` +
         `per window ${round(mean((w) => w.gcCount), 1)} GC pauses (${round(mean((w) => w.gcMs), 0)} ms); ${load}`,
     },
     {

@@ -107,7 +107,8 @@ describe('Silero quiet gate on real audio (the network on its thread)', () => {
     }
   });
 
-  it('after a long quiet stretch, moves a speech start or end by at most two frames (the network state it kept is 2.5 s old)', async () => {
+  // Not a bound for every sound: in the corpus a few short sounds after 3 s of quiet changed more (bench/results-voice-adapter.md).
+  it('after a long quiet stretch, moves the speech starts and ends of these clips by at most two frames (the network state it kept is 2.5 s old)', async () => {
     const audio = concat(roomTone(3000), loadFixture('twelve.wav'), roomTone(3000), loadFixture('name.wav'), roomTone(1000));
     const [a, b] = await Promise.all([speechOf(gated, audio), speechOf(plain, audio)]);
     const edges = (s: boolean[]): number[] => s.flatMap((x, i) => (i > 0 && x !== s[i - 1] ? [i] : []));

@@ -78,4 +78,25 @@ describe('provider telemetry', () => {
     expect(observeSpeechToText(telemetry, batch).partials).toBeUndefined();
     expect(observeSpeechToText(telemetry, batch).open().partial).toBeUndefined();
   });
+
+  it('every method of a recogniser stream passes through: the end-of-turn recheck reads the last word\'s posterior and the sentence-end probability', async () => {
+    const full: Required<TranscriptionStream> = {
+      write: () => undefined,
+      abort: () => undefined,
+      finish: async () => 'what is twelve times seven',
+      partial: async () => 'what is twelve times',
+      lastWordPosterior: async () => 0.66,
+      sentenceEndProbability: async () => 0.13,
+    };
+    const methods = Object.keys(full).sort();
+    const recognitions = () => telemetry.metrics.providerRequest.of('fake', 'asr', 'ok').total.count;
+    const before = recognitions();
+    const observed = observeSpeechToText(telemetry, { name: 'fake', partials: true, open: () => ({ ...full }) }).open();
+    expect(Object.keys(observed).sort()).toEqual(methods);
+    expect(await observed.lastWordPosterior?.()).toBe(0.66);
+    expect(await observed.sentenceEndProbability?.()).toBe(0.13);
+    expect(await observed.partial?.()).toBe('what is twelve times');
+    expect(await observed.finish()).toBe('what is twelve times seven');
+    expect(recognitions() - before).toBe(1);
+  });
 });

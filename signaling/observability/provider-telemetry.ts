@@ -41,7 +41,7 @@ export function observeSpeechToText(telemetry: Telemetry, stt: SpeechToText): Sp
   return {
     name: stt.name,
     ...(stt.partials ? { partials: true } : {}),
-    open: () => new ObservedTranscription(kind, stt.open()),
+    open: () => observeTranscription(kind, stt.open()),
     ...(stt.close ? { close: () => stt.close!() } : {}),
   };
 }
@@ -151,36 +151,26 @@ class ObservedStream<T> implements AsyncIterable<T>, AsyncIterator<T> {
   }
 }
 
-/** A recognition is timed from the end of the utterance (finish) to its transcript. */
-class ObservedTranscription implements TranscriptionStream {
-  readonly partial?: () => Promise<string>;
-
-  constructor(
-    private readonly kind: CallKind,
-    private readonly stream: TranscriptionStream,
-  ) {
-    if (stream.partial) this.partial = () => stream.partial!();
-  }
-
-  write(samples: Int16Array): void {
-    this.stream.write(samples);
-  }
-
-  abort(): void {
-    this.stream.abort();
-  }
-
-  async finish(): Promise<string> {
-    const call = this.kind.start();
+/**
+ * A recognition is timed from the end of the utterance (finish) to its transcript. Only finish is
+ * replaced, on the stream itself: every other method it has (partial, lastWordPosterior,
+ * sentenceEndProbability, whatever a recogniser adds) stays as it is. A wrapper that listed
+ * them dropped the end-of-turn rules that read them, silently, twice.
+ */
+function observeTranscription(kind: CallKind, stream: TranscriptionStream): TranscriptionStream {
+  const finish = stream.finish.bind(stream);
+  stream.finish = async () => {
+    const call = kind.start();
     try {
-      const text = await call.span.run(() => this.stream.finish());
+      const text = await call.span.run(finish);
       call.end('ok');
       return text;
     } catch (error) {
       call.end(statusOf(error, undefined), error);
       throw error;
     }
-  }
+  };
+  return stream;
 }
 
 /** How an adapter's ProviderError names its failure (session/providers/http/failure.ts) in its message. */

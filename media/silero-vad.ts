@@ -12,9 +12,9 @@ export interface SileroVadOptions extends SileroModelOptions {
   /** The fallback's fvad mode, 0–3. */
   fallbackAggressiveness?: number;
   /**
-   * Skip the network on quiet windows after a quiet stretch (silero-gate.ts): about half the
-   * network's CPU on a typical call, for onsets and ends 20–40 ms apart after long silences. Off
-   * by default (SILERO_QUIET_GATE).
+   * Skip the network on quiet windows after a quiet stretch (silero-gate.ts): a third less of its
+   * CPU on the capacity bench's stream, but the first sound after a long quiet is judged from an
+   * older state, so decisions there differ (bench silero-gate). Off by default (SILERO_QUIET_GATE).
    */
   quietGate?: boolean;
 }
@@ -78,6 +78,8 @@ export function sileroDetectors(
  * is capped: past `maxBacklog` samples, fvad decides every waiting frame at once, in order, the
  * queued windows are dropped, and Silero goes on from the next window (with the state it has, as
  * after a gap in the audio). The window in flight stays the only job this detector has queued.
+ * With the quiet gate on, a window the gate skips is decided "no speech" in its turn, after the
+ * answer for the window before it, without going to the model.
  */
 class SileroDetector implements VoiceActivityDetector {
   /**

@@ -44,7 +44,7 @@ const SUMMARY: Array<{ goal: string; benchmark: string; metric: string; target: 
   { goal: 'adapter path turns/s at saturation', benchmark: 'text-adapter', metric: 'adapter path: turns/s at saturation', target: 'report' },
   { goal: 'local providers end of speech → first audio p50', benchmark: 'voice', metric: 'local providers: end of speech → first audio byte p50', target: '< 250 ms' },
   { goal: 'local providers end of speech → first audio p50, flow mode', benchmark: 'voice', metric: 'local providers, flow mode: end of speech → first audio byte p50', target: '< 250 ms' },
-  { goal: 'local providers talking sessions per core', benchmark: 'voice', metric: 'local providers: talking sessions per core (est.)', target: '≥ 12' },
+  { goal: 'local providers talking sessions per core (counted on one CPU)', benchmark: 'voice', metric: 'local providers: talking sessions per core', target: '≥ 12' },
   { goal: 'WebSocket voice sessions, one process, jitter p99 < 20 ms', benchmark: 'voice', metric: 'concurrent voice sessions with jitter p99 < 20 ms, one process', target: '≥ 300' },
   { goal: 'WebRTC first call on a fresh server: offer → connected p50', benchmark: 'webrtc', metric: 'first call on a fresh server: offer → connected p50, warm workers', target: 'no worker start in it' },
   { goal: 'WebRTC offer → connected p50 (aiortc peer)', benchmark: 'aiortc-connect', metric: 'aiortc → server: offer → connected p50, this tree', target: '< 300 ms' },

@@ -9,6 +9,8 @@ import { ChildServer, type ServerTiming } from './lib/child-server.ts';
 import { LoadMeter, waitForQuiet } from './lib/load-meter.ts';
 import { ramp, rampVerdict, windowsNote, type RampResult, type StepFigures } from './lib/ramp.ts';
 import { percentile, progress, round } from './lib/stats.ts';
+import { HOLD_RULE, sessionsPerCore, talkingLoad } from './lib/talking-load.ts';
+import { utterance, type Utterance } from './lib/utterance.ts';
 import { FRAME_MS, toFrames, VoiceClient } from './lib/voice-client.ts';
 import type { Row } from './types.ts';
 
@@ -63,8 +65,8 @@ function fakeServer(env: Record<string, string> = {}): Promise<ChildServer> {
   return ChildServer.start({ script: 'bench/lib/fake-voice-server.ts', env: { LOCAL_LLM_WORD_DELAY_MS: '0', ...env } });
 }
 
-/** BENCH_VOICE_PARTS=latency,capacity,local,local-flow runs some of it (all by default). */
-const PARTS = new Set((process.env.BENCH_VOICE_PARTS ?? 'latency,capacity,local,local-flow').split(','));
+/** BENCH_VOICE_PARTS=latency,capacity,local,local-flow,local-load runs some of it (all by default). */
+const PARTS = new Set((process.env.BENCH_VOICE_PARTS ?? 'latency,capacity,local,local-flow,local-load').split(','));
 
 export async function run(): Promise<Row[]> {
   const rows: Row[] = [];
@@ -73,55 +75,8 @@ export async function run(): Promise<Row[]> {
   if (PARTS.has('local')) rows.push(...(await localProviders()));
   // Flow mode (mode.flow): the reply starts eagerly at half the end-of-turn silence.
   if (PARTS.has('local-flow')) rows.push(...(await localProviders({ flow: true }, 'local providers, flow mode')));
+  if (PARTS.has('local-load')) rows.push(...(await localLoad()));
   return rows;
-}
-
-// ---------------------------------------------------------------------------------------------
-// One utterance, end of speech to first audio
-
-interface Utterance {
-  threshold: number | undefined;
-  transcript: string;
-  /** Last voiced sample (send time of the frame it ends) → `asr` received. */
-  eosToAsr: number;
-  /** Last voiced sample → first downlink audio frame received. */
-  eosToAudio: number;
-  /** `asr` received → first audio frame received (same socket, in order). */
-  asrToAudio: number;
-  /** Send time of the last uplink frame before `asr` arrived (the frame that decided) → first audio. */
-  decidingFrameToAudio: number;
-}
-
-/**
- * Sends the clip (its speech ends on a frame boundary), then room tone; waits for the turn's
- * asr, first audio frame and done.
- */
-async function utterance(client: VoiceClient, speech: readonly Buffer[], threshold: number | undefined): Promise<Utterance> {
-  const mark = client.mark;
-  const sent = await client.mic.play(speech).done;
-  const eos = sent.at(-1) as number;
-  const asr = await client.waitFor('asr', 8000, mark);
-  if (asr.at < eos) throw new Error('the turn ended inside the clip (a pause in the speech counted as end of turn)');
-  const firstAudio = await client.firstAudioAfter(asr.at, 8000);
-  const log = client.mic.sendLog as number[];
-  let deciding = eos;
-  for (let i = log.length - 1; i >= 0; i -= 1) {
-    if ((log[i] as number) < asr.at) {
-      deciding = log[i] as number;
-      break;
-    }
-  }
-  await client.waitFor('done', 20000, mark);
-  log.splice(0, Math.max(0, log.length - 100));
-  client.audioAt.splice(0, client.audioAt.length);
-  return {
-    threshold,
-    transcript: String(asr.body?.text ?? ''),
-    eosToAsr: asr.at - eos,
-    eosToAudio: firstAudio - eos,
-    asrToAudio: firstAudio - asr.at,
-    decidingFrameToAudio: firstAudio - deciding,
-  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -550,4 +505,44 @@ function localRows({ who, samples, cpuMs: cpu, wallMs: wall }: LocalTree, mode: 
       note: `target ≥ 12; one core's time divided by the CPU one continuously talking session used (row above): sessions that talk like it, models in the box`,
     },
   ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Local providers, many sessions talking on one core
+
+/** BENCH_TALKING_STEPS: sessions talking at once, one step after another (the first is the reference). */
+const TALKING_STEPS = (process.env.BENCH_TALKING_STEPS ?? '1,2,3,4,6,8,12').split(',').map(Number);
+const TALKING_WINDOW_MS = Number(process.env.BENCH_TALKING_WINDOW_MS ?? 30000);
+
+async function localLoad(): Promise<Row[]> {
+  const expected = JSON.parse(readFileSync(new URL('../fixtures/audio/transcripts.json', import.meta.url), 'utf8')) as Record<string, string>;
+  const steps = await talkingLoad({
+    steps: TALKING_STEPS,
+    windowMs: TALKING_WINDOW_MS,
+    speech: toFrames(endAligned(fixture(SPEECH))),
+    expected: expected[SPEECH] ?? '',
+    idle,
+    start: (server) => start(server),
+    env: {},
+  });
+  const rows: Row[] = steps.map((s) => {
+    const eos = s.samples.map((u) => u.eosToAudio);
+    return {
+      benchmark: name,
+      metric: `local providers on one core, ${s.sessions} talking session${s.sessions === 1 ? '' : 's'}: end of speech → first audio p50 / p90`,
+      value: `${round(percentile(eos, 50), 1)} / ${round(percentile(eos, 90), 1)}`,
+      unit: 'ms',
+      note:
+        `${s.samples.length} utterances of ${SPEECH} over ${TALKING_WINDOW_MS / 1000} s, ${s.exact}/${s.samples.length} transcripts exact, ${s.holds ? 'holds' : 'does not hold'}; ` +
+        `server tree ${round(s.cores, 2)} cores (taskset to one CPU), ${Math.round(s.cpuPerUtteranceMs)} ms CPU per utterance; the bench ${round(s.clientCores, 2)} cores, everything else ${round(s.foreignCores, 2)} cores`,
+    };
+  });
+  rows.push({
+    benchmark: name,
+    metric: 'local providers: talking sessions per core',
+    value: sessionsPerCore(steps),
+    unit: 'sessions',
+    note: `target ≥ 12; counted: the most sessions talking at once on a server confined to one CPU (steps ${TALKING_STEPS.join(', ')}) with ${HOLD_RULE}`,
+  });
+  return rows;
 }

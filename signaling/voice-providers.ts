@@ -26,6 +26,7 @@ export interface GivenVoiceProviders {
 export async function createVoiceProviders(config: Config, log: Logger, given: GivenVoiceProviders = {}): Promise<VoiceProviders> {
   const vad = given.vad ?? (await loadVadFactory(config.VAD_PROVIDER, {
     aggressiveness: config.VAD_AGGRESSIVENESS,
+    quietGate: config.SILERO_QUIET_GATE,
     onError: (error) => log.warn({ err: error.message }, 'voice-activity detection failed; frames counted as silence'),
   }));
   // Check the recogniser first, so nothing is started (flite workers) when voice is off anyway.

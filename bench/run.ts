@@ -25,6 +25,7 @@ const BENCHMARKS: Array<() => Promise<Benchmark>> = [
   () => import('./resume.ts'),
   () => import('./interactions.ts'),
   () => import('./turn-taking.ts'),
+  () => import('./silero-gate.ts'),
   () => import('./voices.ts'),
   () => import('./metering.ts'),
   () => import('./observability.ts'),

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { concat } from '../media/testing/audio-stream.ts';
@@ -18,8 +18,11 @@ import type { Row } from './types.ts';
  * With BENCH_BASELINE=<git ref> the same load also runs on that commit's server, and the two are
  * measured in alternating windows (ABBA) in one run, at each session count of
  * BENCH_FOOTPRINT_SESSIONS (memory at the first). Jitter and GC are reported per window too, but
- * on a busy machine only the CPU and memory figures compare. First, before any server starts,
- * Silero's own CPU per session-second is measured in this process for both trees (ABAB).
+ * on a busy machine only the CPU and memory figures compare. BENCH_FOOTPRINT_ENV="NAME=value …"
+ * sets variables for this tree's server only (e.g. SILERO_QUIET_GATE=1). First, before any
+ * server starts, Silero's own CPU per session-second is measured in this process for both trees
+ * and for this tree with its quiet gate (ABAB), with the frames each decides differently from
+ * this tree without the gate and the share of windows the gate skipped.
  */
 
 export const name = 'voice-footprint';
@@ -31,6 +34,7 @@ const SILERO_SECONDS = 3;
 const WINDOW_MS = 8000;
 const SETTLE_MS = 3000;
 const ROUNDS = 2;
+const THIS_TREE_ENV = Object.fromEntries((process.env.BENCH_FOOTPRINT_ENV ?? '').split(/\s+/).filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const LOAD_REPLY_TEXT = 'say the weather is mild and the sky is clear today.';
 
 interface Side {
@@ -51,6 +55,8 @@ interface Window {
   gcCount: number;
   gcMs: number;
   foreignCores: number;
+  /** The busiest threads besides the event loop (the Silero thread first, usually), ms CPU per session-second. */
+  threads: Array<{ name: string; ms: number }>;
 }
 
 interface Footprint {
@@ -64,19 +70,20 @@ let counter = 0;
 
 export async function run(): Promise<Row[]> {
   const base = baseline();
-  const trees = [{ label: 'this tree' }, ...(base ? [{ label: `baseline ${base.ref} (${base.sha.slice(0, 7)})`, repo: base.dir, env: base.env }] : [])];
+  const thisLabel = `this tree${Object.keys(THIS_TREE_ENV).length > 0 ? ` (${Object.entries(THIS_TREE_ENV).map(([k, v]) => `${k}=${v}`).join(' ')})` : ''}`;
+  const trees = [{ label: thisLabel, env: THIS_TREE_ENV }, ...(base ? [{ label: `baseline ${base.ref} (${base.sha.slice(0, 7)})`, repo: base.dir, env: base.env }] : [])];
   const sides: Side[] = [];
   const memory = new Map<Side, Footprint>();
   const clip = endAligned(fixture('twelve.wav'));
   const loop = toFrames(concat(clip, tone(RATE * 6 - clip.length)));
   const idle = toFrames(tone(RATE));
-  const silero = await sileroRows(trees, concat(clip, tone(RATE * 6 - clip.length)));
+  const silero = await sileroRows(base, concat(clip, tone(RATE * 6 - clip.length)));
   try {
     for (const tree of trees) {
       progress(`voice-footprint: ${tree.label}: ${SESSIONS} sessions`);
       const server = await ChildServer.start({
         script: 'bench/lib/fake-voice-server.ts',
-        env: { LOCAL_LLM_WORD_DELAY_MS: '0', BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, MAX_SESSIONS: '2000', ...('env' in tree ? tree.env : {}) },
+        env: { LOCAL_LLM_WORD_DELAY_MS: '0', BENCH_FAKE_TRANSCRIPT: LOAD_REPLY_TEXT, MAX_SESSIONS: '2000', ...tree.env },
         inspectable: true,
         ...(tree.repo ? { repo: tree.repo } : {}),
       });
@@ -127,20 +134,28 @@ async function grow(side: Side, n: number, idle: Buffer[], loop: Buffer[]): Prom
   }
 }
 
-async function sileroRows(trees: Array<{ label: string; repo?: string }>, audio: Int16Array): Promise<Row[]> {
+/** Silero in this process: this tree without and with its quiet gate, and the baseline's; decisions compared with the first. */
+async function sileroRows(base: ReturnType<typeof baseline>, audio: Int16Array): Promise<Row[]> {
+  const trees = [
+    { label: 'this tree' },
+    { label: 'this tree, quiet gate', options: { quietGate: true } },
+    ...(base ? [{ label: `baseline ${base.ref} (${base.sha.slice(0, 7)})`, dir: base.dir }] : []),
+  ];
   progress(`voice-footprint: Silero CPU, ${SILERO_SESSIONS} detectors in this process, ${trees.map((t) => t.label).join(' vs ')}`);
-  const results = await sileroCpu(trees.map((t) => ({ label: t.label, ...(t.repo ? { dir: t.repo } : {}) })), audio, SILERO_SESSIONS, SILERO_SECONDS, ROUNDS);
-  const same = results.length > 1 ? decisionDiff(results[0]!.decisions, results[1]!.decisions) : undefined;
-  return results.map((r) => ({
-    benchmark: name,
-    metric: `Silero VAD CPU per session-second, all threads${r.label === 'this tree' ? '' : `, ${r.label}`}`,
-    value: round(r.allMs, 3),
-    unit: 'ms CPU/s',
-    note:
-      `event-loop thread ${round(r.mainMs, 3)} ms/s; ${SILERO_SESSIONS} detectors in the bench process, each fed one 20 ms frame of twelve.wav + room tone per 20 ms for ${SILERO_SECONDS} s × ${ROUNDS} rounds (trees alternating), ` +
-      `minus the same feed loop without detectors; mean batch ${round(r.meanBatch, 1)} windows` +
-      (same ? `; decisions differing between the trees: ${same.differing} of ${same.compared} frames` : ''),
-  }));
+  const results = await sileroCpu(trees, audio, SILERO_SESSIONS, SILERO_SECONDS, ROUNDS);
+  return results.map((r, i) => {
+    const same = i > 0 ? decisionDiff(results[0]!.decisions, r.decisions) : undefined;
+    return {
+      benchmark: name,
+      metric: `Silero VAD CPU per session-second, all threads${r.label === 'this tree' ? '' : `, ${r.label}`}`,
+      value: round(r.allMs, 3),
+      unit: 'ms CPU/s',
+      note:
+        `event-loop thread ${round(r.mainMs, 3)} ms/s; ${SILERO_SESSIONS} detectors in the bench process, each fed one 20 ms frame of twelve.wav + room tone per 20 ms for ${SILERO_SECONDS} s × ${ROUNDS} rounds (trees alternating), ` +
+        `minus the same feed loop without detectors; mean batch ${round(r.meanBatch, 1)} windows; windows the quiet gate skipped ${Math.round(r.quietShare * 100)} %` +
+        (same ? `; decisions differing from this tree without the gate: ${same.differing} of ${same.compared} frames` : ''),
+    };
+  });
 }
 
 function talk(side: Side, on: boolean): void {
@@ -163,6 +178,7 @@ async function measure(side: Side): Promise<Window> {
   const main0 = server.mainThreadCpuMs();
   const queue0 = server.mainThreadRunQueueMs();
   const all0 = server.cpuMs();
+  const threads0 = threadCpuMs(server.pid);
   const t0 = performance.now();
   load.begin();
   await sleep(WINDOW_MS);
@@ -171,6 +187,7 @@ async function measure(side: Side): Promise<Window> {
   const main = server.mainThreadCpuMs() - main0;
   const queue = server.mainThreadRunQueueMs() - queue0;
   const all = server.cpuMs() - all0;
+  const threads1 = threadCpuMs(server.pid);
   const timing = await timingOrNothing(server);
   for (const s of sessions) s.recording = false;
   talk(side, false);
@@ -187,6 +204,11 @@ async function measure(side: Side): Promise<Window> {
     gcCount: timing?.gc.count ?? Number.NaN,
     gcMs: timing?.gc.totalMs ?? Number.NaN,
     foreignCores: load.foreignCores,
+    threads: [...threads1]
+      .filter(([tid]) => tid !== server.pid)
+      .map(([tid, t]) => ({ name: t.name, ms: perSessionS(t.ms - (threads0.get(tid)?.ms ?? 0)) }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 3),
   };
 }
 
@@ -196,6 +218,20 @@ async function measure(side: Side): Promise<Window> {
  */
 async function timingOrNothing(server: ChildServer): Promise<ServerTiming | undefined> {
   return server.eventLoopDelay(10000).catch(() => undefined);
+}
+
+/** On-CPU time of each thread of a process (ms, /proc/<pid>/task/<tid>/schedstat), with its name. */
+function threadCpuMs(pid: number): Map<number, { name: string; ms: number }> {
+  const out = new Map<number, { name: string; ms: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
+    try {
+      const ms = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+      out.set(tid, { name: readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim(), ms });
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
 }
 
 /** Resident memory, JS heap and ArrayBuffers after a full GC, and the malloc heap ([heap] in smaps), in KB. */
@@ -243,6 +279,7 @@ function stepRows(windows: Window[], n: number, suffix: string): Row[] {
       note:
         `on-CPU time of the server's main thread (/proc schedstat, ns) over ${windows.length} windows of ${WINDOW_MS / 1000} s (${windows.map((w) => round(w.mainMsPerSessionS, 2)).join(', ')}), ` +
         `alternating with the other tree's windows when BENCH_BASELINE is set; all server threads ${round(mean((w) => w.allMsPerSessionS), 3)} ms/s; ` +
+        `busiest other threads (first window) ${windows[0]!.threads.map((t) => `${t.name} ${round(t.ms, 3)}`).join(', ')} ms/s; ` +
         `per window ${round(mean((w) => w.gcCount), 1)} GC pauses (${round(mean((w) => w.gcMs), 0)} ms); ${load}`,
     },
     {

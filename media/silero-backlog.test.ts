@@ -23,10 +23,11 @@ function frames(audio: Int16Array): Int16Array[] {
   return Array.from({ length: Math.floor(audio.length / VAD_FRAME_SAMPLES) }, (_, i) => audio.slice(i * VAD_FRAME_SAMPLES, (i + 1) * VAD_FRAME_SAMPLES));
 }
 
-describe('Silero detector backlog while its thread lags', () => {
+// The quiet gate (silero-gate.ts) decides some windows without the model: the fallback must work the same with it.
+describe.each([false, true])('Silero detector backlog while its thread lags (quiet gate %s)', (quietGate) => {
   it('stays bounded when the thread is stalled: fvad decides each frame once, in order', () => {
     const model = new StalledModel();
-    const detectors = sileroDetectors(model, () => new FvadClassifier(fvad, 3), { maxBacklogMs: 320 });
+    const detectors = sileroDetectors(model, () => new FvadClassifier(fvad, 3), { maxBacklogMs: 320, quietGate });
     const decided: Array<{ frame: Int16Array; speech: boolean }> = [];
     const vad = detectors.create((frame, speech) => decided.push({ frame, speech }));
     // The host's metric (parley_vad_fallback_frames_total) hears of every frame the fallback took.
@@ -60,7 +61,7 @@ describe('Silero detector backlog while its thread lags', () => {
 
   it('goes back to Silero when the thread answers again, never answering a frame twice', () => {
     const model = new StalledModel();
-    const detectors = sileroDetectors(model, () => new FvadClassifier(fvad, 3), { maxBacklogMs: 320 });
+    const detectors = sileroDetectors(model, () => new FvadClassifier(fvad, 3), { maxBacklogMs: 320, quietGate });
     const decided: Int16Array[] = [];
     const vad = detectors.create((frame) => decided.push(frame));
     const tone = frames(roomTone(2000));
@@ -84,7 +85,7 @@ describe('Silero detector backlog while its thread lags', () => {
 
   it('a healthy model never falls back', () => {
     const model = new StalledModel();
-    const detectors = sileroDetectors(model, () => new FvadClassifier(fvad, 3));
+    const detectors = sileroDetectors(model, () => new FvadClassifier(fvad, 3), { quietGate });
     let decided = 0;
     const vad = detectors.create(() => (decided += 1));
     for (const frame of frames(roomTone(5000))) {

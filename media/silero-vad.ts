@@ -1,5 +1,6 @@
 import { FvadClassifier, loadFvad } from './fvad-vad.ts';
 import { mediaStats } from './media-stats.ts';
+import { QuietGate, quietWindow } from './silero-gate.ts';
 import { SILERO_CONTEXT, SILERO_WINDOW, SileroModel, type SileroJob, type SileroModelOptions } from './silero-model.ts';
 import type { VadDecision, VadFactory, VoiceActivityDetector } from './vad.ts';
 
@@ -10,6 +11,12 @@ export interface SileroVadOptions extends SileroModelOptions {
   maxBacklogMs?: number;
   /** The fallback's fvad mode, 0–3. */
   fallbackAggressiveness?: number;
+  /**
+   * Skip the network on quiet windows after a quiet stretch (silero-gate.ts): a third less of its
+   * CPU on the capacity bench's stream, but the first sound after a long quiet is judged from an
+   * older state, so decisions there differ (bench silero-gate). Off by default (SILERO_QUIET_GATE).
+   */
+  quietGate?: boolean;
 }
 
 /** Below threshold − this, speech ends; in between, the previous state holds (hysteresis). */
@@ -20,7 +27,7 @@ const MAX_BACKLOG_MS = 320;
 /** What a detector needs of the model: jobs in, each answered once (SileroModel, or a stalled one in tests). */
 export type SileroRunner = Pick<SileroModel, 'submit'>;
 
-export type SileroFactory = VadFactory & { model: SileroModel; readonly fallbackFrames: number };
+export type SileroFactory = VadFactory & { model: SileroModel; readonly fallbackFrames: number; readonly quietWindows: number };
 
 export async function createSileroFactory(options: SileroVadOptions = {}): Promise<SileroFactory> {
   const [model, fvad] = await Promise.all([SileroModel.load(options), loadFvad()]);
@@ -32,18 +39,31 @@ export async function createSileroFactory(options: SileroVadOptions = {}): Promi
     get fallbackFrames() {
       return detectors.fallbackFrames;
     },
+    get quietWindows() {
+      return detectors.quietWindows;
+    },
   };
 }
 
-/** Detectors over any runner, with `fallbackFrames` counting the frames the fallback decided (all detectors). */
-export function sileroDetectors(model: SileroRunner, fallback: () => FvadClassifier, options: SileroVadOptions = {}): { create: VadFactory['create']; fallbackFrames: number } {
+/**
+ * Detectors over any runner, with `fallbackFrames` counting the frames the fallback decided and
+ * `quietWindows` the windows the quiet gate decided without the network (all detectors).
+ */
+export function sileroDetectors(
+  model: SileroRunner,
+  fallback: () => FvadClassifier,
+  options: SileroVadOptions = {},
+): { create: VadFactory['create']; fallbackFrames: number; quietWindows: number } {
   const threshold = options.threshold ?? 0.5;
   const maxBacklog = Math.round(((options.maxBacklogMs ?? MAX_BACKLOG_MS) * 16000) / 1000);
+  const gate = options.quietGate ?? false;
   const counts = {
     fallbackFrames: 0,
+    quietWindows: 0,
     create: (onDecision: VadDecision) =>
-      new SileroDetector(model, threshold, maxBacklog, fallback, onDecision, () => {
-        counts.fallbackFrames += 1;
+      new SileroDetector(model, { threshold, maxBacklog, gate }, fallback, onDecision, {
+        fallback: () => (counts.fallbackFrames += 1),
+        quiet: () => (counts.quietWindows += 1),
       }),
   };
   return counts;
@@ -58,6 +78,8 @@ export function sileroDetectors(model: SileroRunner, fallback: () => FvadClassif
  * is capped: past `maxBacklog` samples, fvad decides every waiting frame at once, in order, the
  * queued windows are dropped, and Silero goes on from the next window (with the state it has, as
  * after a gap in the audio). The window in flight stays the only job this detector has queued.
+ * With the quiet gate on, a window the gate skips is decided "no speech" in its turn, after the
+ * answer for the window before it, without going to the model.
  */
 class SileroDetector implements VoiceActivityDetector {
   /**
@@ -72,6 +94,9 @@ class SileroDetector implements VoiceActivityDetector {
   /** Full windows waiting for the one in flight, with the sample count at each one's end. */
   private readonly ready: Int16Array[] = [];
   private readonly readyEnds: number[] = [];
+  /** Whether each ready window is quiet (silero-gate.ts), judged as it fills. */
+  private readonly readyQuiet: boolean[] = [];
+  private readonly gate = new QuietGate();
   /**
    * Windows the model is done with, reused instead of one new array per 32 ms: two, since one is
    * usually in flight while the next fills. More would keep a past backlog's windows for life.
@@ -92,18 +117,17 @@ class SileroDetector implements VoiceActivityDetector {
 
   constructor(
     private readonly model: SileroRunner,
-    private readonly threshold: number,
-    private readonly maxBacklog: number,
+    private readonly settings: { threshold: number; maxBacklog: number; gate: boolean },
     private readonly makeFallback: () => FvadClassifier,
     private readonly onDecision: VadDecision,
-    private readonly onFallback: () => void,
+    private readonly count: { fallback(): void; quiet(): void },
   ) {
     this.job = {
       input: this.window,
       state: this.state,
       end: 0,
       done: (p) => {
-        if (this.spare.length < 2) this.spare.push(this.job.input);
+        this.recycle(this.job.input);
         this.onWindow(p, this.job.end);
       },
     };
@@ -128,6 +152,7 @@ class SileroDetector implements VoiceActivityDetector {
       if (this.fill === window.length) {
         this.ready.push(window);
         this.readyEnds.push(start + i);
+        this.readyQuiet.push(this.settings.gate && quietWindow(window));
         const next = this.spare.pop() ?? new Int16Array(window.length);
         // The new window opens with the last SILERO_CONTEXT samples.
         next.set(window.subarray(window.length - SILERO_CONTEXT));
@@ -135,7 +160,7 @@ class SileroDetector implements VoiceActivityDetector {
         this.fill = SILERO_CONTEXT;
       }
     }
-    if (this.samplesIn - this.decided > this.maxBacklog) this.shed();
+    if (this.samplesIn - this.decided > this.settings.maxBacklog) this.shed();
     this.submitNext();
   }
 
@@ -145,6 +170,7 @@ class SileroDetector implements VoiceActivityDetector {
     this.frameEnds.length = 0;
     this.ready.length = 0;
     this.readyEnds.length = 0;
+    this.readyQuiet.length = 0;
     this.fallback?.free();
   }
 
@@ -153,34 +179,58 @@ class SileroDetector implements VoiceActivityDetector {
     this.fallback ??= this.makeFallback();
     this.ready.length = 0;
     this.readyEnds.length = 0;
+    this.readyQuiet.length = 0;
+    this.gate.restart();
     this.decided = this.samplesIn;
     mediaStats().vadFallback(this.frames.length);
     while (this.frames.length > 0 && !this.freed) {
       const frame = this.frames.shift()!;
       this.frameEnds.shift();
-      this.onFallback();
+      this.count.fallback();
       this.onDecision(frame, this.fallback.speech(frame));
     }
   }
 
+  /**
+   * The next ready window goes to the model, unless the quiet gate decides it (and the ones after
+   * it) here; either way in order, after the answer for the window before.
+   */
   private submitNext(): void {
-    if (this.inFlight || this.freed || this.ready.length === 0) return;
-    this.inFlight = true;
-    this.job.input = this.ready.shift()!;
-    this.job.end = this.readyEnds.shift()!;
-    this.model.submit(this.job);
+    while (!this.inFlight && !this.freed && this.ready.length > 0) {
+      const input = this.ready.shift()!;
+      const end = this.readyEnds.shift()!;
+      if (this.gate.skips(this.readyQuiet.shift()!, this.speaking)) {
+        this.count.quiet();
+        this.recycle(input);
+        this.settle(end);
+        continue;
+      }
+      this.inFlight = true;
+      this.job.input = input;
+      this.job.end = end;
+      this.model.submit(this.job);
+    }
+  }
+
+  private recycle(window: Int16Array): void {
+    if (this.spare.length < 2) this.spare.push(window);
   }
 
   private onWindow(probability: number, end: number): void {
     this.inFlight = false;
     if (this.freed) return;
-    if (probability >= this.threshold) this.speaking = true;
-    else if (probability < this.threshold - HYSTERESIS) this.speaking = false;
+    if (probability >= this.settings.threshold) this.speaking = true;
+    else if (probability < this.settings.threshold - HYSTERESIS) this.speaking = false;
+    this.settle(end);
+    this.submitNext();
+  }
+
+  /** Frames ending at or before `end` are decided with the current speaking state. */
+  private settle(end: number): void {
     this.decided = Math.max(this.decided, end);
     while (this.frames.length > 0 && this.frameEnds[0]! <= this.decided && !this.freed) {
       this.frameEnds.shift();
       this.onDecision(this.frames.shift()!, this.speaking);
     }
-    this.submitNext();
   }
 }

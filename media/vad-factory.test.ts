@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { concat, loadFixture, roomTone } from './testing/audio-stream.ts';
 import { vadFrames } from './testing/vad-frames.ts';
+import type { SileroFactory } from './silero-vad.ts';
 import { loadVadFactory } from './vad-factory.ts';
 
 /**
@@ -17,5 +18,16 @@ describe('loadVadFactory', () => {
     expect(await voiced(loadFixture('cough.wav'))).toBeGreaterThan(0);
     expect(await voiced(loadFixture('tone.wav'))).toBeGreaterThan(0);
     expect(await voiced(roomTone(1000))).toBe(0);
+  });
+
+  it("'silero' has its quiet gate only when asked (SILERO_QUIET_GATE): a quiet room costs the network 16 windows instead of all", async () => {
+    for (const quietGate of [false, true]) {
+      const silero = (await loadVadFactory('silero', { quietGate })) as SileroFactory;
+      const frames = await vadFrames(silero, roomTone(2000));
+      expect(frames.some((f) => f.speech)).toBe(false);
+      // 2 s is 62 windows, and vadFrames' 40 ms tail fills one more.
+      expect(silero.quietWindows + silero.model.windows).toBe(63);
+      expect(silero.model.windows).toBe(quietGate ? 16 : 63);
+    }
   });
 });

@@ -7,10 +7,12 @@ export interface VadFactoryOptions {
   aggressiveness?: number;
   /** Silero only: inference failed (never expected). */
   onError?(error: Error): void;
+  /** Silero only: skip the network on known-quiet windows (silero-gate.ts). */
+  quietGate?: boolean;
 }
 
 /** Loads the chosen detector once per process (the WASM module or the ONNX session). */
 export function loadVadFactory(provider: VadProvider, options: VadFactoryOptions = {}): Promise<VadFactory> {
   if (provider === 'webrtc') return createFvadFactory(options.aggressiveness ?? 3);
-  return createSileroFactory({ fallbackAggressiveness: options.aggressiveness ?? 3, ...(options.onError ? { onError: options.onError } : {}) });
+  return createSileroFactory({ fallbackAggressiveness: options.aggressiveness ?? 3, quietGate: options.quietGate ?? false, ...(options.onError ? { onError: options.onError } : {}) });
 }

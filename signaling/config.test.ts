@@ -85,6 +85,14 @@ describe('loadConfig', () => {
     expect(rejection({ BARGE_IN_SPEECH_MS: '50' }).message).toContain('BARGE_IN_SPEECH_MS');
   });
 
+  it('SILERO_QUIET_GATE: off by default (it changes some decisions), 1/true turn it on, anything else refused', () => {
+    expect(loadConfig({}).SILERO_QUIET_GATE).toBe(false);
+    expect(loadConfig({ SILERO_QUIET_GATE: '1' }).SILERO_QUIET_GATE).toBe(true);
+    expect(loadConfig({ SILERO_QUIET_GATE: 'true' }).SILERO_QUIET_GATE).toBe(true);
+    expect(loadConfig({ SILERO_QUIET_GATE: '0' }).SILERO_QUIET_GATE).toBe(false);
+    expect(rejection({ SILERO_QUIET_GATE: 'on' }).message).toContain('SILERO_QUIET_GATE');
+  });
+
   it('WEBRTC_MEDIA_WORKER_NICE: −10 by default, −20 … 19 accepted, anything else refused', () => {
     expect(loadConfig({}).WEBRTC_MEDIA_WORKER_NICE).toBe(-10);
     expect(loadConfig({ WEBRTC_MEDIA_WORKER_NICE: '0' }).WEBRTC_MEDIA_WORKER_NICE).toBe(0);

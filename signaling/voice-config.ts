@@ -1,6 +1,6 @@
 import { DEFAULT_BARGE_IN } from '../session/voice/barge-in.ts';
 import { z } from 'zod';
-import { optionalUrl, positiveInt, wordList } from './config-fields.ts';
+import { flag, optionalUrl, positiveInt, wordList } from './config-fields.ts';
 
 /**
  * The voice pipeline's settings, part of ConfigSchema (config.ts): which recogniser and
@@ -33,6 +33,8 @@ export const VOICE_SETTINGS = {
   VAD_PROVIDER: z.enum(['silero', 'webrtc']).default('silero'),
   /** WebRTC VAD aggressiveness 0..3 (VAD_PROVIDER=webrtc): higher calls more borderline audio non-speech. */
   VAD_AGGRESSIVENESS: z.coerce.number().int().min(0).max(3).default(3),
+  /** Silero only: skip the network on quiet windows after 512 ms of quiet (media/silero-gate.ts). */
+  SILERO_QUIET_GATE: flag.default(false),
   /**
    * What confirms sound during a reply as a real interruption (the downlink pauses at once
    * either way): `speech` (BARGE_IN_SPEECH_MS of voiced speech), `words` (recognised words not

@@ -37,6 +37,7 @@ export async function createVoiceProviders(config: Config, log: Logger, given: G
   try {
     vad = given.vad ?? (await loadVadFactory(config.VAD_PROVIDER, {
       aggressiveness: config.VAD_AGGRESSIVENESS,
+      quietGate: config.SILERO_QUIET_GATE,
       onError: (error) => log.warn({ err: error.message }, 'voice-activity detection failed; frames counted as silence'),
     }));
   } catch (error) {

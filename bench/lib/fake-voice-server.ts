@@ -15,7 +15,7 @@ import { FakeSpeechToText, FakeTextToSpeech } from './fake-providers.ts';
  * BENCH_FAKE_TTS_RATE the synthesiser's rate (16000 like flite by default).
  */
 const config = loadConfig();
-const vad = await loadVadFactory(config.VAD_PROVIDER, { aggressiveness: config.VAD_AGGRESSIVENESS });
+const vad = await loadVadFactory(config.VAD_PROVIDER, { aggressiveness: config.VAD_AGGRESSIVENESS, quietGate: config.SILERO_QUIET_GATE });
 const server = await startServer(config, {
   // BENCH_OBSERVABILITY=off: the baseline server of bench/observability.ts (no measurement at all).
   ...(process.env.BENCH_OBSERVABILITY === 'off' ? { observability: 'off' as const } : {}),

@@ -7,6 +7,8 @@ import type { VadFactory } from '../../media/vad.ts';
 export interface SileroTree {
   label: string;
   dir?: string;
+  /** Passed to the tree's createSileroFactory (e.g. `{ quietGate: true }`). */
+  options?: Record<string, unknown>;
 }
 
 export interface SileroCpu {
@@ -16,11 +18,13 @@ export interface SileroCpu {
   /** The same for the event-loop thread alone (ms). */
   mainMs: number;
   meanBatch: number;
+  /** Share of windows the quiet gate decided without the network (0 for a tree without it). */
+  quietShare: number;
   /** Speech/non-speech per decided frame, every session's in session order (for comparing trees). */
   decisions: string;
 }
 
-type Factory = VadFactory & { model: { windows: number; batches: number } };
+type Factory = VadFactory & { model: { windows: number; batches: number }; quietWindows?: number };
 
 const FRAME = 320;
 
@@ -36,8 +40,8 @@ function allThreadsCpuMs(): number {
 
 async function load(tree: SileroTree): Promise<Factory> {
   const path = tree.dir ? pathToFileURL(join(tree.dir, 'media/silero-vad.ts')).href : new URL('../../media/silero-vad.ts', import.meta.url).href;
-  const mod = (await import(path)) as { createSileroFactory(): Promise<Factory> };
-  return mod.createSileroFactory();
+  const mod = (await import(path)) as { createSileroFactory(options?: Record<string, unknown>): Promise<Factory> };
+  return mod.createSileroFactory(tree.options);
 }
 
 /**
@@ -69,7 +73,7 @@ export async function sileroCpu(trees: SileroTree[], audio: Int16Array, sessions
     return used;
   };
   const results = trees.map((t) => ({ label: t.label, all: 0, main: 0, idleAll: 0, idleMain: 0, decisions: Array.from({ length: sessions }, (): boolean[] => []) }));
-  const windows0 = factories.map((f) => ({ windows: f.model.windows, batches: f.model.batches }));
+  const windows0 = factories.map((f) => ({ windows: f.model.windows, batches: f.model.batches, quiet: f.quietWindows ?? 0 }));
   for (let r = 0; r < rounds; r += 1) {
     for (const i of r % 2 === 0 ? trees.keys() : [...trees.keys()].reverse()) {
       const idle = await feed(undefined, []);
@@ -83,6 +87,7 @@ export async function sileroCpu(trees: SileroTree[], audio: Int16Array, sessions
     allMs: perSessionS(r.all),
     mainMs: perSessionS(r.main),
     meanBatch: (factories[i]!.model.windows - windows0[i]!.windows) / Math.max(1, factories[i]!.model.batches - windows0[i]!.batches),
+    quietShare: ((factories[i]!.quietWindows ?? 0) - windows0[i]!.quiet) / Math.max(1, (factories[i]!.quietWindows ?? 0) - windows0[i]!.quiet + factories[i]!.model.windows - windows0[i]!.windows),
     decisions: r.decisions.map((d) => d.map((x) => (x ? '1' : '0')).join('')).join('|'),
   }));
 }

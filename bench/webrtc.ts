@@ -11,6 +11,7 @@ import { ramp, rampVerdict, windowsNote, type RampResult, type StepFigures } fro
 import { percentile, progress, round } from './lib/stats.ts';
 import { oneCall, type Connect } from './lib/webrtc-call.ts';
 import { firstCallRows } from './lib/webrtc-first-call.ts';
+import { startupRows } from './lib/webrtc-startup.ts';
 import { LEAD_PACKETS, SPURT_GAP_MS, udpPortsOf, WireCapture, wireCaptureAvailable, wireDeviations } from './lib/wire-capture.ts';
 import type { PeerCommand, PeerReply, PeerStats } from './lib/webrtc-peers.ts';
 import type { Row } from './types.ts';
@@ -24,7 +25,8 @@ import { PACKET_BURST_MS } from '../media/webrtc/packet-pacer.ts';
  * SRTP, the 20 ms pacer), only the models are free.
  *
  * - Offer → connected: signaling/testing/webrtc-test-peer.ts in this process, one call at a time.
- * - First call: the same, once per fresh server process, media workers lazy vs warm (lib/webrtc-first-call.ts).
+ * - First call: the same, once per fresh server process, media workers lazy vs warm vs warm with
+ *   their warm-up call (lib/webrtc-first-call.ts); start-up against BENCH_BASELINE (lib/webrtc-startup.ts).
  * - Concurrency: client peers in their own process (bench/lib/webrtc-peers.ts, forked with IPC):
  *   werift costs the client side about what it costs the server, and on the same event loop as
  *   the timing it would decide the jitter figure. Both processes share the machine's 2 cores.
@@ -54,7 +56,8 @@ const REPO = fileURLToPath(new URL('..', import.meta.url));
 
 /**
  * BENCH_WEBRTC_PARTS="pinned" runs only some parts: connect, first-call (the first call on fresh
- * servers, lazy vs warm media workers), load (both cores), pinned (one core).
+ * servers, lazy vs warm vs warm-called media workers), load (both cores), pinned (one core); and, not by
+ * default, startup (spawned → listening of BENCH_BASELINE's servers against this tree's).
  */
 const PARTS = new Set((process.env.BENCH_WEBRTC_PARTS ?? 'connect,first-call,load,pinned').split(','));
 /** WEBRTC_MEDIA_WORKERS and WEBRTC_MEDIA_WORKER_NICE from the bench's environment reach the server (e.g. NICE=0: as without CAP_SYS_NICE). */
@@ -74,6 +77,11 @@ export async function run(): Promise<Row[]> {
   const rows: Row[] = [];
   if (PARTS.has('connect')) rows.push(...(await connectLatency()));
   if (PARTS.has('first-call')) rows.push(...(await firstCallRows((env) => server(env))));
+  if (PARTS.has('startup')) {
+    const base = baseline();
+    if (base) rows.push(...(await startupRows(base, REPO, (kind) => server(kind.env, undefined, kind.repo))));
+    else progress('webrtc: startup part skipped (needs BENCH_BASELINE=<ref> to compare against)');
+  }
   if (PARTS.has('load')) rows.push(...(await concurrency({ pinned: false, steps: LOAD_STEPS })));
   if (!PARTS.has('pinned')) return rows;
   if (!pinningPossible()) {

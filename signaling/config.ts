@@ -135,6 +135,12 @@ export const ConfigSchema = z.object({
    * that waits for them; a worker that dies is then replaced at once. 0: each starts at the first call.
    */
   WEBRTC_WARM_WORKERS: flag.default(true),
+  /**
+   * With WEBRTC_WARM_WORKERS: each media worker makes one loopback call to itself before it says
+   * ready (bounded; a failure is logged and it is ready anyway), so the first real call does not
+   * pay werift's first use. 0: no such call.
+   */
+  WEBRTC_WARM_CALL: flag.default(true),
   /** The longest wait for that; past it the server listens anyway (logged) and the workers go on starting. */
   WEBRTC_WORKER_START_TIMEOUT_MS: positiveInt.default(30000),
 

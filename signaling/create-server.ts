@@ -11,6 +11,7 @@ import { createLogger, type Logger } from './log.ts';
 import { openServer } from './server.ts';
 import { createStores, type Stores } from './stores/stores.ts';
 import { createVoiceProviders } from './voice-providers.ts';
+import { warmMediaWorkers } from './webrtc/media-workers.ts';
 import { stopSileroThread } from '../media/silero-thread.ts';
 
 /** The environment's keys (`PORT`, `DATA_DIR`, …) with plain values; checked by the same schema. */
@@ -69,7 +70,7 @@ export async function createServer(options: ServerOptions = {}): Promise<ParleyS
   const tools = new ServerToolSet(options.tools);
   const log = options.logger ?? createLogger(config.LOG_LEVEL);
   const given = { ...(options.asr ? { asr: options.asr } : {}), ...(options.tts ? { tts: options.tts } : {}), ...(options.vad ? { vad: options.vad } : {}) };
-  const voice = await createVoiceProviders(config, log, given);
+  const voice = await createVoiceProviders(config, log, given, () => warmMediaWorkers(config, log));
   if (voice.ok && options.tts && !voice.tts.voices.find(config.DEFAULT_VOICE)) {
     const first = voice.tts.voices.list()[0];
     if (!first || (options.config?.DEFAULT_VOICE ?? process.env.DEFAULT_VOICE)) {
@@ -79,9 +80,8 @@ export async function createServer(options: ServerOptions = {}): Promise<ParleyS
   }
   const configured = await createStores(config, log);
   const stores: Stores = { ...configured, ...options.store };
-  const hosted = await openServer(config, { stores, ...(options.llm ? { llm: options.llm } : {}), log, voice, tools }).catch(async (error: unknown) => {
+  const hosted = await openServer(config, { stores, ...(options.llm ? { llm: options.llm } : {}), log, voice, tools, mediaWorkersWarmed: true }).catch(async (error: unknown) => {
     await configured.close();
-    // A start that failed (media workers that could not start) leaves no recogniser thread behind.
     if (voice.ok) await Promise.all([voice.tts.close?.(), voice.stt.close?.()]);
     throw error;
   });

@@ -33,6 +33,8 @@ export interface ServerOverrides {
   stores?: Stores;
   /** 'off': no measurement at all (the benchmark's baseline for what observability costs). */
   observability?: 'off';
+  /** The media workers were warmed with the given voice providers (createServer): not again. */
+  mediaWorkersWarmed?: boolean;
 }
 
 /** A server built but not necessarily listening: its handlers can be mounted in a host application. */
@@ -67,17 +69,19 @@ export async function openServer(config: Config, overrides: ServerOverrides = {}
   const log = overrides.log ?? createLogger(config.LOG_LEVEL);
   const observability = createObservability(config, overrides.observability !== 'off');
   const observed = observability.active;
+  // WebRTC calls need voice: only then are the media workers started before anything listens,
+  // while the stores open (voice given) or alongside the recognisers (createVoiceProviders).
+  const warmMedia = (): Promise<void> => warmMediaWorkers(config, log);
+  const media = overrides.voice?.ok && !overrides.mediaWorkersWarmed ? failureOf(warmMedia()) : undefined;
   const stores = overrides.stores ?? (await createStores(config, log));
+  const failed = async (error: unknown): Promise<never> => {
+    if (!overrides.stores) await stores.close();
+    throw error;
+  };
   for (const dependency of stores.checks) observability.readiness.add(dependency.name, storeCheck(dependency));
-  const providers = overrides.voice ?? (await createVoiceProviders(config, log));
-  // WebRTC calls need voice: only then are the media workers started before anything listens.
-  if (providers.ok) {
-    await warmMediaWorkers(config, log).catch(async (error: unknown) => {
-      if (!overrides.stores) await stores.close();
-      if (!overrides.voice) await Promise.all([providers.tts.close?.(), providers.stt.close?.()]);
-      throw error;
-    });
-  }
+  const providers = overrides.voice ?? (await createVoiceProviders(config, log, {}, warmMedia).catch(failed));
+  const mediaFailure = await media;
+  if (mediaFailure) await failed(mediaFailure.error);
   // Every provider call is timed and traced (provider-telemetry.ts); the session sees the same ports.
   const voice: VoiceProviders = providers.ok && observed
     ? { ...providers, tts: observeTextToSpeech(observability, providers.tts), stt: observeSpeechToText(observability, providers.stt) }
@@ -165,6 +169,14 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     await hosted.close();
     throw error;
   }
+}
+
+/** Resolves with the task's error, undefined when it succeeded: a failure awaited later is never unhandled meanwhile. */
+function failureOf(task: Promise<void>): Promise<{ error: unknown } | undefined> {
+  return task.then(
+    () => undefined,
+    (error: unknown) => ({ error }),
+  );
 }
 
 function listenOn(http: Server, port: number, host: string): Promise<void> {

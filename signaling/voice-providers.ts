@@ -22,29 +22,60 @@ export interface GivenVoiceProviders {
  * Builds the voice pipeline's providers from configuration (ASR_PROVIDER, TTS_PROVIDER). A
  * missing local dependency does not stop the server: voice sessions are refused with the
  * reason, text sessions go on. The openai recogniser needs no local packages.
+ *
+ * `alongside` (the WebRTC media workers' warm-up) starts once voice is known to be on and runs
+ * while the detector and the recognisers load; this resolves when all are done. When it fails,
+ * the providers are closed and its error is thrown, once the recognisers have settled.
  */
-export async function createVoiceProviders(config: Config, log: Logger, given: GivenVoiceProviders = {}): Promise<VoiceProviders> {
-  const vad = given.vad ?? (await loadVadFactory(config.VAD_PROVIDER, {
-    aggressiveness: config.VAD_AGGRESSIVENESS,
-    quietGate: config.SILERO_QUIET_GATE,
-    onError: (error) => log.warn({ err: error.message }, 'voice-activity detection failed; frames counted as silence'),
-  }));
-  // Check the recogniser first, so nothing is started (flite workers) when voice is off anyway.
-  if (!given.asr && config.ASR_PROVIDER === 'local') {
-    try {
-      PocketsphinxSpeechToText.check();
-    } catch (error) {
-      if (!(error instanceof SpeechUnavailableError)) throw error;
-      log.warn({ reason: error.message }, 'voice sessions disabled');
-      return { ok: false, reason: error.message };
-    }
+export async function createVoiceProviders(config: Config, log: Logger, given: GivenVoiceProviders = {}, alongside?: () => Promise<void>): Promise<VoiceProviders> {
+  // Check the recogniser first, so nothing is started (flite workers, media workers) when voice is off anyway.
+  const missing = given.asr || config.ASR_PROVIDER !== 'local' ? undefined : recogniserMissing();
+  // Whatever loads in threads of its own (recognisers, media workers) starts before the detector
+  // loads: none of it waits for another.
+  const started = missing === undefined ? { stt: given.asr ?? createSpeechToText(config), tts: given.tts ?? createTextToSpeech(config), warmUp: settled(alongside?.()) } : undefined;
+  let vad: VadFactory;
+  try {
+    vad = given.vad ?? (await loadVadFactory(config.VAD_PROVIDER, {
+      aggressiveness: config.VAD_AGGRESSIVENESS,
+      quietGate: config.SILERO_QUIET_GATE,
+      onError: (error) => log.warn({ err: error.message }, 'voice-activity detection failed; frames counted as silence'),
+    }));
+  } catch (error) {
+    if (started) await Promise.all([started.tts.close?.(), started.stt.close?.()]);
+    throw error;
   }
-  const stt = given.asr ?? createSpeechToText(config);
-  const tts = given.tts ?? createTextToSpeech(config);
-  // The first utterance must not wait for a model load: the server listens once recognisers are warm.
-  if (stt instanceof PocketsphinxSpeechToText) await stt.whenReady();
+  if (!started) {
+    log.warn({ reason: missing }, 'voice sessions disabled');
+    return { ok: false, reason: missing! };
+  }
+  const { stt, tts } = started;
+  // Neither the first utterance may wait for a model load nor the first WebRTC call for a worker
+  // thread: both load side by side (threads on different cores when free), and the server
+  // listens once both are done.
+  const [warmUp] = await Promise.all([started.warmUp, stt instanceof PocketsphinxSpeechToText ? stt.whenReady() : undefined]);
+  if (warmUp.status === 'rejected') {
+    // A start that failed leaves no recogniser thread or synthesiser behind.
+    await Promise.all([tts.close?.(), stt.close?.()]);
+    throw warmUp.reason;
+  }
   log.info({ asr: stt.name, tts: tts.name, vad: vad.provider }, 'voice providers');
   return { ok: true, tts, stt, vad, bargeIn: bargeInPolicy(config) };
+}
+
+/** Why the local recogniser cannot run here (SpeechUnavailableError's message), or undefined when it can. */
+function recogniserMissing(): string | undefined {
+  try {
+    PocketsphinxSpeechToText.check();
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof SpeechUnavailableError)) throw error;
+    return error.message;
+  }
+}
+
+/** A failure awaited later is never unhandled meanwhile. */
+function settled(task: Promise<void> | undefined): Promise<PromiseSettledResult<void>> {
+  return Promise.allSettled([task]).then(([outcome]) => outcome!);
 }
 
 export function bargeInPolicy(config: Config): BargeInPolicy {

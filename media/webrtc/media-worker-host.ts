@@ -4,6 +4,7 @@ import { mediaStats } from '../media-stats.ts';
 import type { MediaWorkerData, WorkerCommand, WorkerEvent } from './media-worker-protocol.ts';
 
 export type PriorityEvent = Extract<WorkerEvent, { t: 'priority' }>;
+export type ReadyEvent = Extract<WorkerEvent, { t: 'ready' }>;
 export type PeerEvent = Exclude<WorkerEvent, { t: 'audio' } | { t: 'stats' } | { t: 'priority' } | { t: 'ready' }>;
 
 // Compiled (the installed package), the worker module runs as it is; from the TypeScript sources a
@@ -42,16 +43,18 @@ export class MediaWorker {
   private readonly startedAt = performance.now();
   /** performance.now() when the worker said it had loaded everything (werift, Opus); undefined until then. */
   readyAt: number | undefined;
+  /** How long its warm-up call took (ms), once ready after one that succeeded. */
+  warmCallMs: number | undefined;
   private failure: Error | undefined;
   private startWaiters: Array<{ resolve(): void; reject(error: Error): void }> = [];
 
   constructor(
-    nice: number,
+    data: MediaWorkerData,
     entry: URL,
     private readonly onDead: (worker: MediaWorker) => void,
-    private readonly onPriority: (event: PriorityEvent) => void,
+    private readonly onNotice: (event: PriorityEvent | ReadyEvent) => void,
   ) {
-    this.worker = new Worker(entry, { execArgv: [], stdout: false, stderr: false, workerData: { nice } satisfies MediaWorkerData });
+    this.worker = new Worker(entry, { execArgv: [], stdout: false, stderr: false, workerData: data });
     this.worker.on('message', (event: WorkerEvent) => this.onEvent(event));
     this.worker.on('error', (error) => this.die(error));
     this.worker.on('exit', (code) => this.die(new Error(`the thread exited (code ${code})`)));
@@ -110,10 +113,12 @@ export class MediaWorker {
     switch (event.t) {
       case 'ready':
         this.readyAt = performance.now();
+        this.warmCallMs = event.warmCallMs;
+        this.onNotice(event);
         for (const waiter of this.startWaiters.splice(0)) waiter.resolve();
         return;
       case 'priority':
-        return this.onPriority(event);
+        return this.onNotice(event);
       case 'stats':
         relayStats(event);
         if (event.asked) this.statsWaiters.shift()?.();

@@ -9,6 +9,8 @@ import type { CallPeerConfig } from './call-peer.ts';
 export interface MediaWorkerData {
   /** The nice value the worker thread asks for (0: unchanged). */
   nice: number;
+  /** The bound of the loopback call the worker makes before it says ready (warm-call.ts); 0: none. */
+  warmCallTimeoutMs: number;
 }
 
 export type WorkerCommand =
@@ -46,7 +48,10 @@ export type WorkerEvent =
    * command (the others are the periodic ones).
    */
   | { t: 'stats'; asked: boolean; rtpLate: Float64Array; gc: Float64Array; jitter: Float64Array; lost: number }
-  /** The worker has loaded everything a call needs (werift, Opus) and takes calls without delay (sent once). */
-  | { t: 'ready' }
+  /**
+   * The worker has loaded everything a call needs (werift, Opus) and takes calls without delay
+   * (sent once). With a warm-up call: how long it took, or why it failed (the worker is ready anyway).
+   */
+  | { t: 'ready'; warmCallMs?: number; warmCallFailed?: string }
   /** Whether the worker thread got the priority it asked for (sent once, at start). */
   | { t: 'priority'; nice: number; applied: boolean; reason?: string };

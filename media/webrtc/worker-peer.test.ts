@@ -129,11 +129,22 @@ const FIXTURE = new URL('../testing/fixture-media-worker.mjs', import.meta.url);
 /** A fixture pool (fixture-media-worker.mjs) whose threads start in `mode`. */
 function fixturePool(mode: 'ready' | 'throw' | 'hang'): MediaWorkerPool {
   process.env.PARLEY_FIXTURE_WORKER = mode;
-  return new MediaWorkerPool(1, 0, FIXTURE);
+  return new MediaWorkerPool(1, 0, 0, FIXTURE);
 }
 
 function nextReplacement(p: MediaWorkerPool): Promise<ReplacementOutcome> {
   return new Promise((resolve) => (p.onReplaced = resolve));
+}
+
+/** One call on the pool from a test peer, connected, then closed at both ends. */
+async function oneCall(p: MediaWorkerPool): Promise<void> {
+  const e = events();
+  const peer = p.createPeer({ ...config, ...e });
+  const client = new WebRtcTestPeer();
+  await client.accept(await peer.answer(await client.offer()));
+  await e.whenConnected;
+  await client.close();
+  await peer.close();
 }
 
 describe('MediaWorkerPool started ahead of calls (warm)', () => {
@@ -187,6 +198,29 @@ describe('MediaWorkerPool started ahead of calls (warm)', () => {
     await client.close();
     await next.close();
     await peer.close();
+  });
+
+  it('with a warm-up call, each worker calls itself before it says ready, then carries real calls', async () => {
+    const warm = new MediaWorkerPool(1, 0, 10000);
+    let failures = 0;
+    warm.onWarmCallFailed = () => (failures += 1);
+    await warm.warm(30000);
+    const [host] = workersOf(warm) as Array<Hosted & { warmCallMs: number | undefined }>;
+    expect(host!.warmCallMs).toBeGreaterThan(0);
+    expect(warm.warmCallMs).toBe(host!.warmCallMs);
+    expect(failures).toBe(0);
+    await oneCall(warm);
+  });
+
+  it('a warm-up call that fails (here past a 1 ms bound) is told once, and every worker is ready anyway', async () => {
+    const warm = new MediaWorkerPool(2, 0, 1);
+    const told: string[] = [];
+    warm.onWarmCallFailed = (reason) => told.push(reason);
+    await warm.warm(30000);
+    expect(warm.ready).toBe(2);
+    expect(told).toEqual([expect.stringMatching(/^the warm-up call did not finish within 1 ms \(/)]);
+    expect(workersOf(warm).map((w) => (w as Hosted & { warmCallMs: number | undefined }).warmCallMs)).toEqual([undefined, undefined]);
+    await oneCall(warm);
   });
 
   it('keeps no process alive: one with nothing but a warm, idle pool exits on its own', () => {

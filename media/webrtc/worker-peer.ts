@@ -1,5 +1,5 @@
 import { OfferError, type CallPeer, type CallPeerConfig, type CallPeerEvents } from './call-peer.ts';
-import { MEDIA_WORKER_ENTRY, MediaWorker, type HostedPeer, type PeerEvent, type PriorityEvent } from './media-worker-host.ts';
+import { MEDIA_WORKER_ENTRY, MediaWorker, type HostedPeer, type PeerEvent, type PriorityEvent, type ReadyEvent } from './media-worker-host.ts';
 import { MEDIA_RATE } from './opus.ts';
 import { OpusFrameEncoder } from './opus-encoder.ts';
 import { PACKET_BURST_MS } from './packet-pacer.ts';
@@ -142,22 +142,36 @@ export class MediaWorkerPool {
   private readonly workers: MediaWorker[] = [];
   private nextId = 1;
   private priorityNoted = false;
+  private warmCallNoted = false;
   private keepWarm = false;
   /** Told once if a worker could not take its priority (see media-worker.ts). */
   onPriorityRefused: ((reason: string) => void) | undefined;
+  /** Told once if a worker's warm-up call failed (it is ready all the same; see warm-call.ts). */
+  onWarmCallFailed: ((reason: string) => void) | undefined;
   /** After warm(): told when a dead worker's replacement is ready, or why it could not start (the next call starts another). */
   onReplaced: ((outcome: ReplacementOutcome) => void) | undefined;
 
-  /** `nice`: the worker threads' priority (Linux nice value; 0 leaves them as the process). `entry`: the worker module. */
+  /**
+   * `nice`: the worker threads' priority (Linux nice value; 0 leaves them as the process).
+   * `warmCallTimeoutMs`: each worker calls itself before it says ready, within this bound (0: no
+   * such call). `entry`: the worker module.
+   */
   constructor(
     readonly size: number,
     readonly nice = 0,
+    readonly warmCallTimeoutMs = 0,
     private readonly entry = MEDIA_WORKER_ENTRY,
   ) {}
 
   /** Workers that have loaded their modules. */
   get ready(): number {
     return this.workers.filter((w) => w.readyAt !== undefined).length;
+  }
+
+  /** The longest warm-up call of the ready workers (ms), undefined when none made one. */
+  get warmCallMs(): number | undefined {
+    const calls = this.workers.flatMap((w) => (w.warmCallMs === undefined ? [] : [w.warmCallMs]));
+    return calls.length > 0 ? Math.max(...calls) : undefined;
   }
 
   /**
@@ -203,7 +217,7 @@ export class MediaWorkerPool {
   }
 
   private start(): MediaWorker {
-    const worker = new MediaWorker(this.nice, this.entry, (w) => this.remove(w), (event) => this.onPriority(event));
+    const worker = new MediaWorker({ nice: this.nice, warmCallTimeoutMs: this.warmCallTimeoutMs }, this.entry, (w) => this.remove(w), (event) => this.onNotice(event));
     this.workers.push(worker);
     return worker;
   }
@@ -215,7 +229,13 @@ export class MediaWorkerPool {
     return (ready.length > 0 ? ready : this.workers).reduce((best, w) => (w.load < best.load ? w : best));
   }
 
-  private onPriority(event: PriorityEvent): void {
+  private onNotice(event: PriorityEvent | ReadyEvent): void {
+    if (event.t === 'ready') {
+      if (event.warmCallFailed === undefined || this.warmCallNoted) return;
+      this.warmCallNoted = true;
+      this.onWarmCallFailed?.(event.warmCallFailed);
+      return;
+    }
     if (event.applied || this.priorityNoted) return;
     this.priorityNoted = true;
     this.onPriorityRefused?.(`media worker threads run at the process's priority, not nice ${event.nice}: ${event.reason ?? 'refused'}`);
@@ -241,12 +261,12 @@ export function mediaWorkerPools(): MediaWorkerPool[] {
   return [...pools.values()];
 }
 
-/** One pool per size and priority for the whole process (test servers come and go; workers stay). */
-export function mediaWorkerPool(size: number, nice = 0): MediaWorkerPool {
-  const key = `${size}/${nice}`;
+/** One pool per size, priority and warm-up call for the whole process (test servers come and go; workers stay). */
+export function mediaWorkerPool(size: number, nice = 0, warmCallTimeoutMs = 0): MediaWorkerPool {
+  const key = `${size}/${nice}/${warmCallTimeoutMs}`;
   let pool = pools.get(key);
   if (!pool) {
-    pool = new MediaWorkerPool(size, nice);
+    pool = new MediaWorkerPool(size, nice, warmCallTimeoutMs);
     pools.set(key, pool);
   }
   return pool;

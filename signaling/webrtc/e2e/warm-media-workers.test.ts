@@ -1,6 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mediaWorkerPool, type MediaWorkerPool, type ReplacementOutcome } from '../../../media/webrtc/worker-peer.ts';
+import type { MediaWorkerPool, ReplacementOutcome } from '../../../media/webrtc/worker-peer.ts';
+import { workerPoolFor } from '../media-workers.ts';
 import { startTestServer, WARM_MEDIA_WORKERS, type TestServer } from '../../testing/test-server.ts';
 import { WsTestClient } from '../../testing/ws-test-client.ts';
 import { WebRtcTestPeer } from '../../testing/webrtc-test-peer.ts';
@@ -20,8 +21,8 @@ let pool: MediaWorkerPool;
 let readyAtListen: number;
 beforeAll(async () => {
   t = await startTestServer({ ...WARM_MEDIA_WORKERS, LOCAL_LLM_WORD_DELAY_MS: '0', STUN_URLS: '', WEBRTC_LOOPBACK_ONLY: '1', WEBRTC_MEDIA_WORKERS: '2' });
-  const { config } = t.server.context;
-  pool = mediaWorkerPool(config.WEBRTC_MEDIA_WORKERS, config.WEBRTC_MEDIA_WORKER_NICE);
+  // The server's own pool (workerPoolFor is how the server finds it).
+  pool = workerPoolFor(t.server.context.config, t.server.context.log);
   readyAtListen = pool.ready;
 });
 afterAll(async () => {

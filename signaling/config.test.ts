@@ -63,8 +63,8 @@ describe('loadConfig', () => {
   });
 
   it('WEBRTC_WARM_WORKERS: on by default with a 30 s bound; 0 and other bounds accepted, bad values refused', () => {
-    expect(loadConfig({})).toMatchObject({ WEBRTC_WARM_WORKERS: true, WEBRTC_WARM_CALL: true, WEBRTC_WORKER_START_TIMEOUT_MS: 30000 });
-    expect(loadConfig({ WEBRTC_WARM_CALL: '0' })).toMatchObject({ WEBRTC_WARM_CALL: false });
+    expect(loadConfig({})).toMatchObject({ WEBRTC_WARM_WORKERS: true, WEBRTC_WARM_CALL: false, WEBRTC_WORKER_START_TIMEOUT_MS: 30000 });
+    expect(loadConfig({ WEBRTC_WARM_CALL: '1' })).toMatchObject({ WEBRTC_WARM_CALL: true });
     expect(rejection({ WEBRTC_WARM_CALL: 'maybe' }).message).toContain('WEBRTC_WARM_CALL');
     expect(loadConfig({ WEBRTC_WARM_WORKERS: '0', WEBRTC_WORKER_START_TIMEOUT_MS: '5000' })).toMatchObject({ WEBRTC_WARM_WORKERS: false, WEBRTC_WORKER_START_TIMEOUT_MS: 5000 });
     expect(rejection({ WEBRTC_WARM_WORKERS: 'yes' }).message).toContain('WEBRTC_WARM_WORKERS');

@@ -138,9 +138,10 @@ export const ConfigSchema = z.object({
   /**
    * With WEBRTC_WARM_WORKERS: each media worker makes one loopback call to itself before it says
    * ready (bounded; a failure is logged and it is ready anyway), so the first real call does not
-   * pay werift's first use. 0: no such call.
+   * pay werift's first use. Off by default: it costs a start about 0.56 s and saves the first
+   * call of a process 22 ms to answer and 30 ms to connect (bench/results-rtc.md).
    */
-  WEBRTC_WARM_CALL: flag.default(true),
+  WEBRTC_WARM_CALL: flag.default(false),
   /** The longest wait for that; past it the server listens anyway (logged) and the workers go on starting. */
   WEBRTC_WORKER_START_TIMEOUT_MS: positiveInt.default(30000),
 

@@ -73,13 +73,13 @@ describe('warmMediaWorkers (before the server listens)', () => {
 });
 
 describe('workerPoolFor: the warm-up call', () => {
-  it('is made by workers started ahead of calls unless WEBRTC_WARM_CALL=0; a failure is logged as a warning', () => {
+  it('is made only with WEBRTC_WARM_CALL=1, by workers started ahead of calls; a failure is logged as a warning', () => {
     const { log, lines } = logged();
     // Sizes no other test uses: pools are per process.
-    expect(workerPoolFor(loadConfig({ WEBRTC_MEDIA_WORKERS: '5' }), log).warmCallTimeoutMs).toBe(WARM_CALL_TIMEOUT_MS);
-    expect(workerPoolFor(loadConfig({ WEBRTC_MEDIA_WORKERS: '6', WEBRTC_WARM_CALL: '0' }), log).warmCallTimeoutMs).toBe(0);
-    expect(workerPoolFor(loadConfig({ WEBRTC_MEDIA_WORKERS: '7', WEBRTC_WARM_WORKERS: '0' }), log).warmCallTimeoutMs).toBe(0);
-    workerPoolFor(loadConfig({ WEBRTC_MEDIA_WORKERS: '5' }), log).onWarmCallFailed?.('the warm-up call did not finish within 5000 ms (connecting)');
+    expect(workerPoolFor(loadConfig({ WEBRTC_MEDIA_WORKERS: '5', WEBRTC_WARM_CALL: '1' }), log).warmCallTimeoutMs).toBe(WARM_CALL_TIMEOUT_MS);
+    expect(workerPoolFor(loadConfig({ WEBRTC_MEDIA_WORKERS: '6' }), log).warmCallTimeoutMs).toBe(0);
+    expect(workerPoolFor(loadConfig({ WEBRTC_MEDIA_WORKERS: '7', WEBRTC_WARM_WORKERS: '0', WEBRTC_WARM_CALL: '1' }), log).warmCallTimeoutMs).toBe(0);
+    workerPoolFor(loadConfig({ WEBRTC_MEDIA_WORKERS: '5', WEBRTC_WARM_CALL: '1' }), log).onWarmCallFailed?.('the warm-up call did not finish within 5000 ms (connecting)');
     expect(lines).toEqual([
       expect.objectContaining({ level: 40, reason: 'the warm-up call did not finish within 5000 ms (connecting)', msg: "a media worker's warm-up call failed; it is ready anyway, its first WebRTC call pays werift's first use" }),
     ]);

@@ -12,7 +12,7 @@ import { createLogger, type Logger } from './log.ts';
 import { createLanguageModel } from './providers.ts';
 import { SessionRegistry } from './session-registry.ts';
 import { createWebSocketEndpoint, guardSocket, refuseUpgrade } from './ws/ws-server.ts';
-import { createVoiceProviders } from './voice-providers.ts';
+import { createVoiceProviders, settled } from './voice-providers.ts';
 import { warmMediaWorkers } from './webrtc/media-workers.ts';
 import { catalogOf, FLITE_VOICES } from '../session/providers/voices.ts';
 import { SearxngSearch } from '../session/providers/searxng-search.ts';
@@ -72,7 +72,7 @@ export async function openServer(config: Config, overrides: ServerOverrides = {}
   // WebRTC calls need voice: only then are the media workers started before anything listens,
   // while the stores open (voice given) or alongside the recognisers (createVoiceProviders).
   const warmMedia = (): Promise<void> => warmMediaWorkers(config, log);
-  const media = overrides.voice?.ok && !overrides.mediaWorkersWarmed ? failureOf(warmMedia()) : undefined;
+  const media = overrides.voice?.ok && !overrides.mediaWorkersWarmed ? settled(warmMedia()) : undefined;
   const stores = overrides.stores ?? (await createStores(config, log));
   const failed = async (error: unknown): Promise<never> => {
     if (!overrides.stores) await stores.close();
@@ -80,8 +80,8 @@ export async function openServer(config: Config, overrides: ServerOverrides = {}
   };
   for (const dependency of stores.checks) observability.readiness.add(dependency.name, storeCheck(dependency));
   const providers = overrides.voice ?? (await createVoiceProviders(config, log, {}, warmMedia).catch(failed));
-  const mediaFailure = await media;
-  if (mediaFailure) await failed(mediaFailure.error);
+  const warmed = await media;
+  if (warmed?.status === 'rejected') await failed(warmed.reason);
   // Every provider call is timed and traced (provider-telemetry.ts); the session sees the same ports.
   const voice: VoiceProviders = providers.ok && observed
     ? { ...providers, tts: observeTextToSpeech(observability, providers.tts), stt: observeSpeechToText(observability, providers.stt) }
@@ -169,14 +169,6 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     await hosted.close();
     throw error;
   }
-}
-
-/** Resolves with the task's error, undefined when it succeeded: a failure awaited later is never unhandled meanwhile. */
-function failureOf(task: Promise<void>): Promise<{ error: unknown } | undefined> {
-  return task.then(
-    () => undefined,
-    (error: unknown) => ({ error }),
-  );
 }
 
 function listenOn(http: Server, port: number, host: string): Promise<void> {

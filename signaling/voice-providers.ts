@@ -73,8 +73,8 @@ function recogniserMissing(): string | undefined {
   }
 }
 
-/** A failure awaited later is never unhandled meanwhile. */
-function settled(task: Promise<void> | undefined): Promise<PromiseSettledResult<void>> {
+/** A task's outcome, for awaiting later: its failure is never unhandled meanwhile. */
+export function settled(task: Promise<void> | undefined): Promise<PromiseSettledResult<void>> {
   return Promise.allSettled([task]).then(([outcome]) => outcome!);
 }
 

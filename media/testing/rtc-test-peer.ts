@@ -36,6 +36,9 @@ export class RtcTestPeer<Frame extends { type: string } = { type: string }> {
       iceServers: iceServers.flatMap((s) => (Array.isArray(s.urls) ? s.urls : [s.urls]).map((urls) => ({ urls }))),
       iceAdditionalHostAddresses: ['127.0.0.1'],
       iceFilterCandidatePair: loopbackPair,
+      // One transport for audio and control, as browsers offer: werift as offerer otherwise
+      // gathers one per m-line and never closes the one BUNDLE leaves unused (3 sockets a call).
+      bundlePolicy: 'max-bundle',
     });
     const transceiver = this.pc.addTransceiver(this.track, { direction: 'sendrecv' });
     transceiver.onTrack.subscribe((track) =>

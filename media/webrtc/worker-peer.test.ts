@@ -60,11 +60,7 @@ describe('MediaWorkerPool', () => {
   it("relays the worker's media stats to this thread's hooks when flushed: each paced packet's lateness", async () => {
     const late: number[] = [];
     setMediaStatsHooks({ rtpLate: (ms) => late.push(ms) });
-    const e = events();
-    const peer = pool.createPeer({ ...config, ...e });
-    const client = new WebRtcTestPeer();
-    await client.accept(await peer.answer(await client.offer()));
-    await e.whenConnected;
+    const { peer, client } = await connectedCall(pool);
     await pool.flushStats();
     late.length = 0;
     // Half a second of downlink: the first packets leave at once, the rest on the worker's clock.
@@ -136,13 +132,19 @@ function nextReplacement(p: MediaWorkerPool): Promise<ReplacementOutcome> {
   return new Promise((resolve) => (p.onReplaced = resolve));
 }
 
-/** One call on the pool from a test peer, connected, then closed at both ends. */
-async function oneCall(p: MediaWorkerPool): Promise<void> {
+/** A call on the pool from a test peer, once it is connected. */
+async function connectedCall(p: MediaWorkerPool): Promise<{ peer: ReturnType<MediaWorkerPool['createPeer']>; client: WebRtcTestPeer }> {
   const e = events();
   const peer = p.createPeer({ ...config, ...e });
   const client = new WebRtcTestPeer();
   await client.accept(await peer.answer(await client.offer()));
   await e.whenConnected;
+  return { peer, client };
+}
+
+/** One call on the pool from a test peer, connected, then closed at both ends. */
+async function oneCall(p: MediaWorkerPool): Promise<void> {
+  const { peer, client } = await connectedCall(p);
   await client.close();
   await peer.close();
 }
@@ -165,14 +167,8 @@ describe('MediaWorkerPool started ahead of calls (warm)', () => {
     expect(workersOf(warm)).toEqual([host]);
 
     const offeredAt = performance.now();
-    const e = events();
-    const peer = warm.createPeer({ ...config, ...e });
-    const client = new WebRtcTestPeer();
-    await client.accept(await peer.answer(await client.offer()));
-    await e.whenConnected;
+    await oneCall(warm);
     expect(host!.readyAt).toBeLessThan(offeredAt);
-    await client.close();
-    await peer.close();
   });
 
   it('replaces a worker that dies at once with a new ready one, on which the next call is answered', async () => {

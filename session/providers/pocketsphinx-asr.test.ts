@@ -126,6 +126,21 @@ describe('PocketsphinxSpeechToText (warm decoders in a worker)', () => {
       await cold.close();
     }
   });
+
+  it('decodes with the search settings it is given (benchmarks compare them): a flag pocketsphinx rejects fails the utterance', async () => {
+    const rejected = new PocketsphinxSpeechToText(0, ['-no_such_setting', '1']);
+    const other = new PocketsphinxSpeechToText(0, ['-maxhmmpf', '2000', '-maxwpf', '10']);
+    try {
+      const failing = rejected.open();
+      feed(failing, concat(loadFixture('name.wav'), roomTone(300)));
+      await expect(failing.finish()).rejects.toThrow('the recogniser stopped');
+      const stream = other.open();
+      feed(stream, concat(loadFixture('name.wav'), roomTone(300)));
+      expect(await stream.finish()).toBe('my name is robert');
+    } finally {
+      await Promise.all([rejected.close(), other.close()]);
+    }
+  });
 });
 
 describe('a process that ends while its recognisers are inside libpocketsphinx', () => {

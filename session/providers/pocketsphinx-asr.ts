@@ -28,8 +28,15 @@ export class PocketsphinxSpeechToText implements SpeechToText {
   private closed = false;
   private readonly reaper: NodeJS.Timeout;
 
-  /** `warm`: recognisers loaded at start and always kept (~90 MB each). */
-  constructor(private readonly warm = 2) {
+  /**
+   * `warm`: recognisers loaded at start and always kept (~90 MB each). `searchSettings`: pocketsphinx
+   * pairs in place of the server's SEARCH_SETTINGS (pocketsphinx/decoder.mjs), for benchmarks that
+   * replay end of turn on another search; the server always runs its own.
+   */
+  constructor(
+    private readonly warm = 2,
+    private readonly searchSettings?: readonly string[],
+  ) {
     for (let i = 0; i < warm; i += 1) this.spawn();
     this.reaper = setInterval(() => this.reap(), IDLE_FREE_MS / 4).unref();
   }
@@ -130,7 +137,7 @@ export class PocketsphinxSpeechToText implements SpeechToText {
       if (i >= 0) this.threads.splice(i, 1);
       // Keep the warm count: a crashed recogniser is replaced.
       if (!this.closed && this.threads.length < this.warm) this.spawn();
-    });
+    }, this.searchSettings);
     this.threads.push(thread);
     return thread;
   }

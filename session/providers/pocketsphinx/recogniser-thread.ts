@@ -30,8 +30,12 @@ export class RecogniserThread {
   /** [busy, stopping] (media/native-thread-guard.ts): the process's exit waits out a call into the library. */
   private readonly flags = guardFlags();
 
-  constructor(private readonly onDead: (thread: RecogniserThread) => void) {
-    this.worker = new Worker(ENTRY, { execArgv: [], stdout: false, stderr: false, workerData: { flags: this.flags } });
+  /** `searchSettings`: pocketsphinx pairs replacing the decoder's SEARCH_SETTINGS (benchmarks compare settings). */
+  constructor(
+    private readonly onDead: (thread: RecogniserThread) => void,
+    searchSettings?: readonly string[],
+  ) {
+    this.worker = new Worker(ENTRY, { execArgv: [], stdout: false, stderr: false, workerData: { flags: this.flags, searchSettings } });
     // Sessions hold the process open, not an idle recogniser.
     this.worker.unref();
     let markReady!: () => void;

@@ -26,7 +26,8 @@ function begin() {
 begin();
 let decoder;
 try {
-  decoder = new Decoder();
+  // undefined: the server's SEARCH_SETTINGS (benchmarks pass others to compare them).
+  decoder = new Decoder(workerData.searchSettings);
 } finally {
   idle();
 }

@@ -17,7 +17,8 @@ import { forSplit, ProbeRecogniser, runEndOfTurn, type EotResult } from './end-o
  * half and the whole. The figures to report come from `npm run bench -- turn-taking`.
  */
 const corpus = buildCorpus(1);
-const stt = new PocketsphinxSpeechToText(2);
+// TURN_ASR_SEARCH="-maxhmmpf 2000 -maxwpf 10": the recogniser's search settings in place of the server's (a cache per setting).
+const stt = new PocketsphinxSpeechToText(2, process.env.TURN_ASR_SEARCH?.split(/\s+/).filter(Boolean));
 await stt.whenReady();
 const latency = process.env.TURN_PROBE_LATENCY_MS;
 const probes = new ProbeRecogniser(stt, { file: process.env.TURN_PROBE_CACHE, fixedLatencyMs: latency === undefined ? undefined : Number(latency) });

@@ -97,3 +97,29 @@ describe.each([false, true])('Silero detector backlog while its thread lags (qui
     vad.free();
   });
 });
+
+describe('Silero detector: which window decides a frame', () => {
+  it('a frame gets the decision of the window its middle sample falls in, as soon as that window is answered', () => {
+    const model = new StalledModel();
+    const detectors = sileroDetectors(model, () => new FvadClassifier(fvad, 3), {});
+    const decided: boolean[] = [];
+    const vad = detectors.create((_, speech) => decided.push(speech));
+    // Windows (512 samples) alternate speech, speech, silence, silence, ...: the decision flips every two windows.
+    const speechWindow = (w: number): boolean => Math.floor(w / 2) % 2 === 0;
+    let windows = 0;
+    const released: number[] = [];
+    for (let k = 0; k < 40; k += 1) {
+      vad.push(new Int16Array(VAD_FRAME_SAMPLES));
+      while (model.jobs.length > 0) model.answer(speechWindow(windows++) ? 0.9 : 0.01);
+      released.push(decided.length);
+    }
+    const mid = (k: number): number => k * VAD_FRAME_SAMPLES + VAD_FRAME_SAMPLES / 2;
+    for (let k = 0; k < 40; k += 1) {
+      // Out once the windows answered cover its middle: after frame 1, frames 0 and 1 (the window of frame 1's last sample is not full yet).
+      expect(released[k]).toBe(Array.from({ length: k + 1 }, (_, j) => j).filter((j) => mid(j) < Math.floor(((k + 1) * VAD_FRAME_SAMPLES) / 512) * 512).length);
+    }
+    expect(released[1]).toBe(2);
+    for (const [k, speech] of decided.entries()) expect(speech).toBe(speechWindow(Math.floor(mid(k) / 512)));
+    vad.free();
+  });
+});

@@ -71,8 +71,10 @@ export function sileroDetectors(
 
 /**
  * One session's Silero detector. 20 ms frames are cut into the model's 32 ms windows; a frame
- * gets the decision of the window its last sample falls in, so it waits at most one window (plus
- * one batch) for it. The recurrent state chains window to window, so a session has at most one
+ * gets the decision of the window its middle sample falls in, the one that covers most of it. So
+ * it waits 12.5 ms on average (at most one window, plus one batch), where the window of its last
+ * sample (which may cover 4 ms of it) would make it wait 22.5 ms: every end of turn waits that
+ * long for its last silent frame. The recurrent state chains window to window, so a session has at most one
  * window in flight; the next waits for its state, and a thread that falls behind real time (a
  * starved or stalled one) would let windows and frames pile up without end. So undecided audio
  * is capped: past `maxBacklog` samples, fvad decides every waiting frame at once, in order, the
@@ -105,11 +107,11 @@ class SileroDetector implements VoiceActivityDetector {
   /** The one job this detector can have in flight, reused window after window. */
   private readonly job: SileroJob & { end: number };
   private inFlight = false;
-  /** Undecided frames and the sample count at each one's end (two arrays: no object per frame). */
+  /** Undecided frames and the index of each one's middle sample (two arrays: no object per frame). */
   private readonly frames: Int16Array[] = [];
-  private readonly frameEnds: number[] = [];
+  private readonly frameMids: number[] = [];
   private samplesIn = 0;
-  /** Samples decided so far, by Silero or by the fallback: frames ending at or before it go out. */
+  /** Samples decided so far, by Silero or by the fallback: frames whose middle comes before it go out. */
   private decided = 0;
   private speaking = false;
   private fallback: FvadClassifier | undefined;
@@ -142,7 +144,7 @@ class SileroDetector implements VoiceActivityDetector {
     const start = this.samplesIn;
     this.samplesIn += frame.length;
     this.frames.push(frame);
-    this.frameEnds.push(this.samplesIn);
+    this.frameMids.push(start + (frame.length >> 1));
     for (let i = 0; i < frame.length; ) {
       const window = this.window;
       const run = Math.min(frame.length - i, window.length - this.fill);
@@ -167,7 +169,7 @@ class SileroDetector implements VoiceActivityDetector {
   free(): void {
     this.freed = true;
     this.frames.length = 0;
-    this.frameEnds.length = 0;
+    this.frameMids.length = 0;
     this.ready.length = 0;
     this.readyEnds.length = 0;
     this.readyQuiet.length = 0;
@@ -185,7 +187,7 @@ class SileroDetector implements VoiceActivityDetector {
     mediaStats().vadFallback(this.frames.length);
     while (this.frames.length > 0 && !this.freed) {
       const frame = this.frames.shift()!;
-      this.frameEnds.shift();
+      this.frameMids.shift();
       this.count.fallback();
       this.onDecision(frame, this.fallback.speech(frame));
     }
@@ -225,11 +227,11 @@ class SileroDetector implements VoiceActivityDetector {
     this.submitNext();
   }
 
-  /** Frames ending at or before `end` are decided with the current speaking state. */
+  /** Frames whose middle sample comes before `end` are decided with the current speaking state. */
   private settle(end: number): void {
     this.decided = Math.max(this.decided, end);
-    while (this.frames.length > 0 && this.frameEnds[0]! <= this.decided && !this.freed) {
-      this.frameEnds.shift();
+    while (this.frames.length > 0 && this.frameMids[0]! < this.decided && !this.freed) {
+      this.frameMids.shift();
       this.onDecision(this.frames.shift()!, this.speaking);
     }
   }

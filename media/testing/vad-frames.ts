@@ -21,7 +21,7 @@ export async function vadFrames(factory: VadFactory, audio: Int16Array): Promise
     while (vad.pending >= AHEAD) await answer();
     vad.push(audio.slice(i * VAD_FRAME_SAMPLES, (i + 1) * VAD_FRAME_SAMPLES));
   }
-  // Silero decides a frame once the 32 ms window holding its last sample is full: a 40 ms tail
+  // Silero decides a frame once the 32 ms window holding its middle sample is full: a 40 ms tail
   // fills one, so every push below is answered; wait for that answer rather than for time.
   const tail = new Int16Array(VAD_FRAME_SAMPLES * 2);
   while (out.length < frames) {

@@ -179,8 +179,16 @@ async function serverEndOfTurn(corpus: Corpus, silero: VadFactory, replayed: Eot
   });
   progress(`server and replay disagree on ${list.length} of ${pairs.length} utterances:\n  ${list.join('\n  ')}`);
   const method = `real server over WebSocket (warm pocketsphinx, Silero, flite, the local model), a fresh voice session per utterance at the default threshold, ${parallel} at a time; each utterance streamed in real time in 20 ms frames (300 ms of room tone, the clip, up to 3 s of room tone), every reply dropped (interrupt) as its asr arrives so the rest of a cut clip is heard with no reply in flight, as replayed; turn end = arrival of the asr frame (the first frame the decision causes) − that turn's done.metrics.asr_final, in clip time through the send times of the frames (a frame counts as captured when sent); replay: ${replayNote}`;
+  const gaps = pairs.flatMap(({ server, replay }) => (server.byDecision.delayMs !== undefined && replay.delayMs !== undefined ? [server.byDecision.delayMs - replay.delayMs] : []));
   return [
     ...serverEotRows(pairs, method),
+    {
+      benchmark: B,
+      metric: "server over WebSocket: end of turn minus the replay's, same utterance, p50",
+      value: gaps.length ? round(percentile(gaps, 50), 0) : '-',
+      unit: 'ms',
+      note: gaps.length ? `p10 ${round(percentile(gaps, 10), 0)} ms, p90 ${round(percentile(gaps, 90), 0)} ms over the ${gaps.length} utterances with a turn end after the speech on both` : 'no utterance ended on both',
+    },
     {
       benchmark: B,
       metric: 'server over WebSocket: utterances where server and replay disagree',

@@ -181,7 +181,7 @@ async function serverEndOfTurn(corpus: Corpus, silero: VadFactory, replayed: Eot
   progress(`server and replay disagree on ${list.length} of ${pairs.length} utterances:\n  ${list.join('\n  ')}`);
   // TURN_SERVER_EOT_DUMP=file: every utterance's turn ends on the server and both judgements, one JSON line each, for reading why.
   const dump = process.env.TURN_SERVER_EOT_DUMP;
-  if (dump) writeFileSync(dump, pairs.map(({ server, replay }) => JSON.stringify({ id: server.clip.id, ends: server.ends, server: server.byDecision, asr: server.byAsr, replay })).join('\n') + '\n');
+  if (dump) writeFileSync(dump, pairs.map(({ server, replay }) => JSON.stringify({ id: server.clip.id, endMs: server.clip.endSample / 16, pauses: server.clip.pauses.map((p) => ({ fromMs: p.atSample / 16, ms: p.ms })), ends: server.ends, server: server.byDecision, asr: server.byAsr, replay })).join('\n') + '\n');
   const method = `real server over WebSocket (warm pocketsphinx, Silero, flite, the local model), a fresh voice session per utterance at the default threshold, ${parallel} at a time; each utterance streamed in real time in 20 ms frames (300 ms of room tone, the clip, up to 3 s of room tone), every reply dropped (interrupt) as its asr arrives so the rest of a cut clip is heard with no reply in flight, as replayed; turn end = arrival of the asr frame (the first frame the decision causes) − that turn's done.metrics.asr_final, in clip time through the send times of the frames (a frame counts as captured when sent); replay: ${replayNote}`;
   const gaps = pairs.flatMap(({ server, replay }) => (server.byDecision.delayMs !== undefined && replay.delayMs !== undefined ? [server.byDecision.delayMs - replay.delayMs] : []));
   return [

@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createFvadFactory } from '../media/fvad-vad.ts';
@@ -9,18 +10,21 @@ import { PocketsphinxSpeechToText } from '../session/providers/pocketsphinx-asr.
 import { baseline } from './lib/baseline.ts';
 import { ChildServer } from './lib/child-server.ts';
 import { percentile, progress, round } from './lib/stats.ts';
-import { buildCorpus, PAUSE_MS, SNRS, type Corpus, type OverlapClip, type OverlapKind } from './turn-corpus/corpus.ts';
+import { buildCorpus, PAUSE_MS, SNRS, type Corpus, type OverlapClip, type OverlapKind, type Split } from './turn-corpus/corpus.ts';
 import { curveSvg, type CurveSeries } from './turn-taking/curve-svg.ts';
 import { forSplit, ProbeRecogniser, runEndOfTurn, type EotResult, type EotSystem } from './turn-taking/end-of-turn.ts';
+import { DISAGREE_MS, disagreements, type ClipJudgement } from './turn-taking/judge.ts';
 import { runOverlaps, type OverlapOutcome } from './turn-taking/overlaps.ts';
 import { probeCpu } from './turn-taking/probe-cpu.ts';
+import { runServerEot, type ServerEotOutcome } from './turn-taking/server-eot.ts';
 import type { Row } from './types.ts';
 import { fixedLoad } from './voice.ts';
 
 /**
  * `npm run bench -- turn-taking`: the labelled corpus (bench/turn-corpus/, built afresh and
  * fingerprinted) through the current path (fvad, fixed silence, barge-in on 100 ms of speech)
- * and the new one (Silero, lexical cue, false-interruption recovery), side by side in one run.
+ * and the new one (Silero, lexical cue, false-interruption recovery), side by side in one run;
+ * and the new default's end of turn through a real server beside its replay (server-eot).
  */
 export const name = 'turn-taking';
 const B = 'turn-taking';
@@ -28,8 +32,13 @@ const THRESHOLDS = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5];
 const DEFAULT_THRESHOLD = 0.45;
 const SVG = fileURLToPath(new URL('./results-turn-taking.svg', import.meta.url));
 const pct = (n: number, of: number): number => (of === 0 ? 0 : round((100 * n) / of, 1));
-/** TURN_BENCH_PARTS=cpu,eot,overlaps,capacity (default all) runs some of it (cpu: the VADs' and the recogniser's at a pause). */
-const PARTS = new Set((process.env.TURN_BENCH_PARTS ?? 'cpu,eot,overlaps,capacity').split(','));
+/**
+ * TURN_BENCH_PARTS=cpu,eot,server-eot,overlaps,capacity (default all) runs some of it (cpu: the
+ * VADs' and the recogniser's at a pause; server-eot: end of turn through a real server, beside
+ * the eot part's replay of the default, or its own replay of the default when eot is not run).
+ */
+const PARTS = new Set((process.env.TURN_BENCH_PARTS ?? 'cpu,eot,server-eot,overlaps,capacity').split(','));
+const DEFAULT_SYSTEM = 'silero + lexical cue (new default)';
 
 export async function run(): Promise<Row[]> {
   const t0 = performance.now();
@@ -49,7 +58,13 @@ export async function run(): Promise<Row[]> {
   };
   // Every 9th paused utterance: 32 of them, every voice and pause length.
   await part('cpu', async () => [...(await vadCpu(fvad, silero)), ...probeCpu(corpus.turns.filter((t) => t.pauses.length > 0).filter((_, i) => i % 9 === 0))]);
-  await part('eot', () => endOfTurnRows(corpus, fvad, silero, corpusNote));
+  let replayed: EotResult | undefined;
+  await part('eot', async () => {
+    const eot = await endOfTurnRows(corpus, fvad, silero, corpusNote);
+    replayed = eot.atDefault;
+    return eot.rows;
+  });
+  await part('server-eot', () => serverEndOfTurn(corpus, silero, replayed));
   await part('overlaps', () => overlapTrials(corpus.overlaps));
   await part('capacity', () => capacity());
   return rows;
@@ -72,8 +87,8 @@ async function baselineCue(vad: VadFactory): Promise<EotSystem[]> {
   return [{ name: `silero + lexical cue (baseline ${base.ref})`, vad, lexical: true, cue: module.lexicalCue, recheck, posterior, sentenceEnd }];
 }
 
-async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactory, corpusNote: string): Promise<Row[]> {
-  const rows: Row[] = [];
+/** The bench's probe recogniser (warm pocketsphinx, two threads) and what it says about how probes were decoded. */
+async function probeRecogniser(): Promise<{ stt: PocketsphinxSpeechToText; probes: ProbeRecogniser; replayNote: string }> {
   const stt = new PocketsphinxSpeechToText(2);
   await stt.whenReady();
   // TURN_PROBE_CACHE / TURN_PROBE_LATENCY_MS (eot-only.ts): replay cached words at a fixed latency,
@@ -81,16 +96,25 @@ async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactor
   const fixed = process.env.TURN_PROBE_LATENCY_MS;
   const probes = new ProbeRecogniser(stt, { file: process.env.TURN_PROBE_CACHE, fixedLatencyMs: fixed === undefined ? undefined : Number(fixed) });
   const replayNote = fixed === undefined ? '' : `; probes' words from a cache (decoded once, warm pocketsphinx), each cue applied ${fixed} ms after its probe`;
+  return { stt, probes, replayNote };
+}
+
+/** The rows, and the default's replay at the default threshold (per clip of corpus.turns) for the server part. */
+async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactory, corpusNote: string): Promise<{ rows: Row[]; atDefault: EotResult | undefined }> {
+  const rows: Row[] = [];
+  const { stt, probes, replayNote } = await probeRecogniser();
+  let atDefault: EotResult | undefined;
   const systems: EotSystem[] = [
     { name: 'fvad, fixed silence (current)', vad: fvad, lexical: false },
     { name: 'silero, fixed silence', vad: silero, lexical: false },
     ...(await baselineCue(silero)),
-    { name: 'silero + lexical cue (new default)', vad: silero, lexical: true },
+    { name: DEFAULT_SYSTEM, vad: silero, lexical: true },
   ];
   const curves: CurveSeries[] = [];
   for (const [i, system] of systems.entries()) {
     progress(`end of turn: ${system.name}`);
     const results = await runEndOfTurn(system, corpus.turns, THRESHOLDS, probes);
+    if (system.name === DEFAULT_SYSTEM) atDefault = results.find((r) => r.threshold === DEFAULT_THRESHOLD);
     rows.push(...eotRows(system.name, results, corpusNote + replayNote));
     curves.push({ name: system.name, colour: ['#c0392b', '#2980b9', '#8e44ad', '#27ae60'][i]!, points: results.map((r) => ({ threshold: r.threshold, falseCutPct: cutRate(r, 800), p50Ms: Math.round(percentile(r.delays, 50)) })) });
   }
@@ -105,7 +129,140 @@ async function endOfTurnRows(corpus: Corpus, fvad: VadFactory, silero: VadFactor
     unit: 'ms',
     note: `p90 ${round(percentile(probes.latencies, 90), 0)} ms over ${probes.decodes} warm-pocketsphinx partial results (asked once the audio had been handed over for 0.3× its duration); the cue applies that long after the probe; curve: bench/results-turn-taking.svg`,
   });
+  return { rows, atDefault };
+}
+
+/**
+ * End of turn through a real server (turn-taking/server-eot.ts) beside the replay of the default
+ * at the default threshold, clip by clip. TURN_SERVER_EOT_PARALLEL sessions at a time (default
+ * 3: a server holds 2–4 talking sessions per core before waits grow); TURN_SERVER_EOT_SCALE=0.25
+ * takes every 4th utterance, TURN_SERVER_EOT_SPLIT=tuning|heldout one half, while iterating;
+ * TURN_SERVER_EOT_DUMP=file keeps every utterance's outcome on both.
+ */
+async function serverEndOfTurn(corpus: Corpus, silero: VadFactory, replayed: EotResult | undefined): Promise<Row[]> {
+  const parallel = Number(process.env.TURN_SERVER_EOT_PARALLEL ?? 3);
+  const every = Math.max(1, Math.round(1 / Number(process.env.TURN_SERVER_EOT_SCALE ?? 1)));
+  const split = process.env.TURN_SERVER_EOT_SPLIT;
+  const indices = corpus.turns.flatMap((clip, i) => (i % every === 0 && (!split || clip.split === split) ? [i] : []));
+  const clips = indices.map((i) => corpus.turns[i]!);
+  let replay: ClipJudgement[];
+  let replayNote: string;
+  if (replayed) {
+    replay = indices.map((i) => replayed.clips[i]!);
+    replayNote = "the eot part's replay of the default in this run";
+  } else {
+    progress(`server end of turn: the replay of the default at ${DEFAULT_THRESHOLD} first (${clips.length} utterances)`);
+    const { stt, probes, replayNote: how } = await probeRecogniser();
+    const [result] = await runEndOfTurn({ name: DEFAULT_SYSTEM, vad: silero, lexical: true }, clips, [DEFAULT_THRESHOLD], probes);
+    probes.save();
+    await stt.close();
+    replay = result!.clips;
+    replayNote = `a replay of the default in this run, just before${how || ', probes decoded live'}`;
+  }
+  progress(`server end of turn: ${clips.length} utterances through a real server, ${parallel} sessions at a time`);
+  const loadBefore = loadavg()[0]!;
+  const t0 = performance.now();
+  const server = await ChildServer.start({ env: { LOCAL_LLM_WORD_DELAY_MS: '10' }, startTimeoutMs: 90000 });
+  let outcomes: Array<ServerEotOutcome | undefined>;
+  try {
+    outcomes = await runServerEot(server, clips, parallel, (n) => n % 25 === 0 && progress(`  ${n}/${clips.length}`));
+  } finally {
+    await server.stop();
+  }
+  const wallS = (performance.now() - t0) / 1000;
+  const pairs = outcomes.flatMap((server, c) => (server ? [{ server, replay: replay[c]! }] : []));
+  const list = pairs.flatMap(({ server, replay }) => {
+    const why = disagreements(server.byDecision, replay);
+    if (why.length === 0) return [];
+    const heard = server.ends.map((e) => `"${e.text}" at ${Math.round(e.decisionMs ?? e.asrMs)} ms`).join(', ') || 'nothing';
+    const pause = server.clip.pauses.map((p) => `pause ${Math.round(p.atSample / 16)}–${Math.round(p.atSample / 16 + p.ms)} ms, `).join('');
+    return [`${server.clip.id} (${server.clip.split}; ${pause}speech ends ${Math.round(server.clip.endSample / 16)} ms): ${why.join('; ')}; the server heard ${heard}`];
+  });
+  progress(`server and replay disagree on ${list.length} of ${pairs.length} utterances:\n  ${list.join('\n  ')}`);
+  // TURN_SERVER_EOT_DUMP=file: every utterance's turn ends on the server and both judgements, one JSON line each, for reading why.
+  const dump = process.env.TURN_SERVER_EOT_DUMP;
+  if (dump) writeFileSync(dump, pairs.map(({ server, replay }) => JSON.stringify({ id: server.clip.id, endMs: server.clip.endSample / 16, pauses: server.clip.pauses.map((p) => ({ fromMs: p.atSample / 16, ms: p.ms })), ends: server.ends, server: server.byDecision, asr: server.byAsr, replay })).join('\n') + '\n');
+  const method = `real server over WebSocket (warm pocketsphinx, Silero, flite, the local model), a fresh voice session per utterance at the default threshold, ${parallel} at a time; each utterance streamed in real time in 20 ms frames (300 ms of room tone, the clip, up to 3 s of room tone), every reply dropped (interrupt) as its asr arrives so the rest of a cut clip is heard with no reply in flight, as replayed; turn end = arrival of the asr frame (the first frame the decision causes) − that turn's done.metrics.asr_final, in clip time through the send times of the frames (a frame counts as captured when sent); replay: ${replayNote}`;
+  const gaps = pairs.flatMap(({ server, replay }) => (server.byDecision.delayMs !== undefined && replay.delayMs !== undefined ? [server.byDecision.delayMs - replay.delayMs] : []));
+  return [
+    ...serverEotRows(pairs, method),
+    {
+      benchmark: B,
+      metric: "server over WebSocket: end of turn minus the replay's, same utterance, p50",
+      value: gaps.length ? round(percentile(gaps, 50), 0) : '-',
+      unit: 'ms',
+      note: gaps.length ? `p10 ${round(percentile(gaps, 10), 0)} ms, p90 ${round(percentile(gaps, 90), 0)} ms over the ${gaps.length} utterances with a turn end after the speech on both` : 'no utterance ended on both',
+    },
+    {
+      benchmark: B,
+      metric: 'server over WebSocket: utterances where server and replay disagree',
+      value: list.length,
+      unit: 'count',
+      note: `of ${pairs.length}: a cut-off (at the pause or in mid-speech) only one of them made, end of turn more than ${DISAGREE_MS} ms apart, or no turn end after the speech on one side; ${list.join(' · ') || 'none'}`,
+    },
+    {
+      benchmark: B,
+      metric: 'server over WebSocket: wall time',
+      value: round(wallS, 0),
+      unit: 's',
+      note: `${clips.length} utterances (${clips.length - pairs.length} trials failed and are left out), ${parallel} sessions at a time, server start and a warm-up utterance included; load average ${loadBefore.toFixed(2)} at the start, ${loadavg()[0]!.toFixed(2)} at the end`,
+    },
+  ];
+}
+
+/** Per half and whole: the server's figures, each with the replay's for the same utterances under it. */
+function serverEotRows(pairs: Array<{ server: ServerEotOutcome; replay: ClipJudgement }>, method: string): Row[] {
+  const rows: Row[] = [];
+  const halves: Array<[string, Split | undefined]> = [['whole corpus', undefined], ['tuning half', 'tuning'], ['held-out half', 'heldout']];
+  for (const [label, split] of halves) {
+    const chosen = pairs.filter((p) => split === undefined || p.server.clip.split === split);
+    if (chosen.length === 0) continue;
+    const server = judged(chosen.map((p) => p.server.byDecision));
+    const replay = judged(chosen.map((p) => p.replay));
+    const asr = judged(chosen.map((p) => p.server.byAsr));
+    const sides: Array<[string, Judged, string]> = [
+      ['server over WebSocket', server, `asr frame arrival itself: p50 ${asr.p50} ms, p90 ${asr.p90} ms, false cut-offs ≤ 800 ms ${asr.cut800} %`],
+      ['replay (same run, same utterances)', replay, ''],
+    ];
+    for (const [who, j, extra] of sides) {
+      const m = (metric: string, value: number | string, unit: string, note: string): void => void rows.push({ benchmark: B, metric: `${who}: ${metric}, ${label}`, value, unit, note });
+      m('end of turn p50 at the default threshold', j.p50, 'ms', `target ≤ 300 ms; p90 ${j.p90} ms; ${j.ended} of ${chosen.length} utterances had a turn end after the speech${extra ? `; ${extra}` : ''}${who.startsWith('server') && split === undefined ? `; ${method}` : ''}`);
+      m('end of turn p90 at the default threshold', j.p90, 'ms', 'see p50');
+      m('true ends that wait the long hold (> 700 ms)', j.held, '%', `of ${j.ended}`);
+      m('false cut-offs on pauses ≤ 800 ms at the default threshold', j.cut800, '%', `target ≤ 5 %; by pause length: ${j.byLength}; all pauses (200–1,200 ms) ${j.cutAll} %; turn ends in mid-speech (outside every pause) ${j.elsewhere}`);
+    }
+  }
   return rows;
+}
+
+interface Judged {
+  p50: number | string;
+  p90: number | string;
+  held: number;
+  ended: number;
+  cut800: number;
+  cutAll: number;
+  byLength: string;
+  elsewhere: number;
+}
+
+function judged(clips: ClipJudgement[]): Judged {
+  const delays = clips.flatMap((c) => (c.delayMs === undefined ? [] : [c.delayMs]));
+  const pauses = clips.flatMap((c) => c.pauses);
+  const rate = (upTo: number): number => {
+    const within = pauses.filter((p) => p.ms <= upTo);
+    return pct(within.filter((p) => p.cut).length, within.length);
+  };
+  return {
+    p50: delays.length ? round(percentile(delays, 50), 0) : '-',
+    p90: delays.length ? round(percentile(delays, 90), 0) : '-',
+    held: held(delays),
+    ended: delays.length,
+    cut800: rate(800),
+    cutAll: rate(1200),
+    byLength: PAUSE_MS.map((ms) => `${ms} ms ${pauses.filter((p) => p.ms === ms && p.cut).length}/${pauses.filter((p) => p.ms === ms).length}`).join(', '),
+    elsewhere: clips.reduce((n, c) => n + c.elsewhere, 0),
+  };
 }
 
 /**

@@ -8,6 +8,7 @@ import type { SpeechToText, TranscriptionStream } from '../../session/providers/
 import { Decoder } from '../../session/providers/pocketsphinx/decoder.mjs';
 import { lexicalCue, words } from '../../session/voice/lexical-cue.ts';
 import type { Split, TurnClip } from '../turn-corpus/corpus.ts';
+import { judgeClip, type ClipJudgement } from './judge.ts';
 
 /**
  * End of turn over the labelled utterances, replayed frame by frame through the real detector
@@ -47,8 +48,8 @@ export interface EotResult {
   delays: number[];
   /** Per pause: its length and whether a turn ended inside it. */
   pauses: Array<{ ms: number; cut: boolean }>;
-  /** The same per clip, with the corpus half it belongs to (forSplit). */
-  clips: Array<{ split: Split; delayMs: number | undefined; pauses: Array<{ ms: number; cut: boolean }> }>;
+  /** The same per clip (in the order replayed), with the corpus half it belongs to (forSplit). */
+  clips: ClipJudgement[];
 }
 
 /** The result over one half of the corpus only. */
@@ -159,15 +160,7 @@ export async function runEndOfTurn(system: EotSystem, clips: TurnClip[], thresho
       for (let c = next++; c < clips.length; c = next++) ends[c] = await replay(system, clips[c]!, decided[c]!, threshold, probes, trace);
     };
     await Promise.all(Array.from({ length: parallel }, worker));
-    const perClip = clips.map((clip, c) => {
-      const endMs = LEAD_MS + (clip.endSample * 1000) / 16000;
-      const after = ends[c]!.find((e) => e >= endMs);
-      const pauses = clip.pauses.map((pause) => {
-        const from = LEAD_MS + (pause.atSample * 1000) / 16000;
-        return { ms: pause.ms, cut: ends[c]!.some((e) => e >= from && e < from + pause.ms + 100) };
-      });
-      return { split: clip.split, delayMs: after === undefined ? undefined : after - endMs, pauses };
-    });
+    const perClip = clips.map((clip, c) => judgeClip(clip, ends[c]!.map((e) => e - LEAD_MS)));
     results.push({ threshold, clips: perClip, delays: perClip.flatMap((c) => (c.delayMs === undefined ? [] : [c.delayMs])), pauses: perClip.flatMap((c) => c.pauses) });
   }
   return results;

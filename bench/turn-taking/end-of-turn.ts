@@ -19,8 +19,14 @@ import { judgeClip, type ClipJudgement } from './judge.ts';
  * had been handed over at streaming pace; probes are cached by (clip, detector, segment audio).
  */
 
-const LEAD_MS = 300;
+/** Room tone before each utterance as it is streamed (clip time 0 comes this long after the stream's start). */
+export const LEAD_MS = 300;
 const TAIL_MS = 3000;
+
+/** An utterance as the detector hears it: room tone, the clip, 3 s of room tone. */
+export function streamedClip(clip: Pick<TurnClip, 'audio'>): Int16Array {
+  return concat(roomTone(LEAD_MS), clip.audio, roomTone(TAIL_MS));
+}
 
 export interface EotSystem {
   name: string;
@@ -151,7 +157,7 @@ export type EotTrace = (line: Record<string, unknown>) => void;
 /** `parallel` replays that many clips at once (eot-only.ts, to fill a probe cache); the bench replays one at a time. */
 export async function runEndOfTurn(system: EotSystem, clips: TurnClip[], thresholds: number[], probes: ProbeRecogniser, trace?: EotTrace, parallel = 1): Promise<EotResult[]> {
   const decided: Array<Awaited<ReturnType<typeof vadFrames>>> = [];
-  for (const clip of clips) decided.push(await vadFrames(system.vad, concat(roomTone(LEAD_MS), clip.audio, roomTone(TAIL_MS))));
+  for (const clip of clips) decided.push(await vadFrames(system.vad, streamedClip(clip)));
   const results: EotResult[] = [];
   for (const threshold of thresholds) {
     const ends: number[][] = [];

@@ -1,10 +1,11 @@
-import { concat, roomTone } from '../../media/testing/audio-stream.ts';
 import { paced } from '../../media/testing/realtime.ts';
 import { int16ToBytes } from '../../media/pcm.ts';
+import { VAD_FRAME_MS, VAD_FRAME_SAMPLES } from '../../media/vad.ts';
 import { WsTestClient } from '../../signaling/testing/ws-test-client.ts';
 import type { ChildServer } from '../lib/child-server.ts';
 import { progress } from '../lib/stats.ts';
 import type { TurnClip } from '../turn-corpus/corpus.ts';
+import { LEAD_MS, streamedClip } from './end-of-turn.ts';
 import { judgeClip, type ClipJudgement } from './judge.ts';
 import { streamTimeAt } from './sent-frames.ts';
 
@@ -23,11 +24,6 @@ import { streamTimeAt } from './sent-frames.ts';
  * clip that was cut still has an end-of-turn delay. A turn that ends with an empty transcript
  * sends nothing: the client cannot see it, and it is not counted (the replay counts it).
  */
-
-const LEAD_MS = 300;
-const TAIL_MS = 3000;
-const FRAME_MS = 20;
-const FRAME_SAMPLES = 320;
 
 export interface ServerTurnEnd {
   text: string;
@@ -55,7 +51,7 @@ async function trial(server: ChildServer, clip: TurnClip, n: number): Promise<Se
       if (!binary && String(data).startsWith('{"type":"asr"')) client.send({ type: 'interrupt' });
     });
     const endMs = clip.endSample / 16;
-    const samples = concat(roomTone(LEAD_MS), clip.audio, roomTone(TAIL_MS));
+    const samples = streamedClip(clip);
     const sentAt: number[] = [];
     // Settled once a turn end at or after the end of speech is dated: nothing later counts.
     const settled = (): boolean =>
@@ -64,10 +60,10 @@ async function trial(server: ChildServer, clip: TurnClip, n: number): Promise<Se
         return done !== undefined && sentAt.length > 0 && streamTimeAt(sentAt, client.arrivalOf(asr)) - LEAD_MS - (done.metrics?.asr_final ?? 0) >= endMs;
       });
     await paced(
-      Math.ceil(samples.length / FRAME_SAMPLES),
-      FRAME_MS,
+      Math.ceil(samples.length / VAD_FRAME_SAMPLES),
+      VAD_FRAME_MS,
       (i) => {
-        client.sendBinary(int16ToBytes(samples.subarray(i * FRAME_SAMPLES, (i + 1) * FRAME_SAMPLES)));
+        client.sendBinary(int16ToBytes(samples.subarray(i * VAD_FRAME_SAMPLES, (i + 1) * VAD_FRAME_SAMPLES)));
         sentAt.push(performance.now());
       },
       () => client.closed !== undefined || settled(),

@@ -107,11 +107,7 @@ const RECHECK_AFTER_MS = 60;
  * fewest false cut-offs once the lattice reads its own segment (lattice-bound.mjs).
  */
 const MIN_LAST_WORD_POSTERIOR = 0.2;
-/**
- * 0.1 was chosen on the corpus's tuning half with the posterior floor in place; 0.12 once revised
- * words that end a sentence stopped holding (stop 31: fewer false cut-offs on both halves, 0.1 to
- * 0.15 tried, see bench/results-turn-taking.md).
- */
+/** Chosen on the corpus once revised words that end a sentence stopped holding (bench/results-turn-taking.md, stop 31). */
 const MIN_SENTENCE_END_PROBABILITY = 0.12;
 /** Chosen on the tuning half likewise: the lowest that held no fewer of its pauses. */
 const SURE_SENTENCE_END_PROBABILITY = 0.2;

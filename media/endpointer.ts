@@ -1,3 +1,4 @@
+import { OnsetWindow } from './speech-onset.ts';
 import { VAD_FRAME_MS } from './vad.ts';
 
 /**
@@ -121,6 +122,9 @@ export interface SpeechMeasure {
 export type TurnCue = 'incomplete' | 'question' | 'neutral';
 
 export type EndpointEvent =
+  /** A first voiced frame outside speech (speech-onset.ts): a start or a drop follows within three frames. */
+  | { type: 'speech_onset' }
+  | { type: 'onset_dropped' }
   | { type: 'speech_start'; preroll: Int16Array[] }
   | { type: 'speech_confirmed' }
   | { type: 'speech_sustained' }
@@ -133,7 +137,7 @@ export type EndpointEvent =
   | { type: 'noise_dropped'; voicedMs: number };
 
 export class Endpointer {
-  private recent: boolean[] = [];
+  private readonly onset = new OnsetWindow();
   private preroll: Int16Array[] = [];
   private inSegment = false;
   private voicedMs = 0;
@@ -207,17 +211,15 @@ export class Endpointer {
     // says, so the trailing silence is counted from the real end of speech.
     const speech = vadSpeech && !(this.inSegment && this.voicedLevel !== undefined && levelDbfs < this.voicedLevel - TAIL_DROP_DB);
     if (!this.inSegment) {
-      this.recent.push(speech);
-      if (this.recent.length > 4) this.recent.shift();
       this.preroll.push(frame);
       const maxPreroll = Math.ceil(o.prerollMs / VAD_FRAME_MS) + 4;
       if (this.preroll.length > maxPreroll) this.preroll.shift();
-      // Counted in a loop: this runs for every frame of every session outside speech.
-      let voiced = 0;
-      for (const v of this.recent) if (v) voiced += 1;
-      if (voiced >= o.startVoicedFrames) {
+      const step = this.onset.push(speech, o.startVoicedFrames);
+      if (step === 'onset') events.push({ type: 'speech_onset' });
+      else if (step === 'dropped') events.push({ type: 'onset_dropped' });
+      if (step === 'start') {
         this.inSegment = true;
-        this.voicedMs = voiced * VAD_FRAME_MS;
+        this.voicedMs = this.onset.voiced * VAD_FRAME_MS;
         this.silentMs = 0;
         this.confirmed = false;
         this.sustained = false;
@@ -230,7 +232,6 @@ export class Endpointer {
         this.voicedFrames = 0;
         events.push({ type: 'speech_start', preroll: this.preroll });
         this.preroll = [];
-        this.recent = [];
         this.checkConfirmed(events);
       }
       return events;
@@ -272,7 +273,7 @@ export class Endpointer {
   }
 
   reset(): void {
-    this.recent = [];
+    this.onset.reset();
     this.preroll = [];
     this.inSegment = false;
     this.voicedMs = 0;

@@ -52,7 +52,8 @@ async function replyWith(sound: Int16Array | undefined, text = REPLY) {
   await client.waitFor('text_delta', (f) => f.turn_id === turnId, 8000);
   await client.waitAudio(0, 8000);
   await new Promise((r) => setTimeout(r, 1200 - (performance.now() - client.audioArrivals[0]!)));
-  const soundAt = performance.now();
+  // The first frame sent holds the 20 ms before it: that is when the sound began.
+  const soundAt = performance.now() - 20;
   if (sound) void streamRealtime(client, concat(sound, roomTone(2500)));
   const done = await client.waitFor('done', (f) => f.turn_id === turnId, 20000);
   return { client, turnId, done, audio: Buffer.concat(client.audio), gaps: client.audioGaps(PAUSE_GAP_MS, soundAt, stalls) };

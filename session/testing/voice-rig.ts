@@ -34,6 +34,8 @@ export function openVoiceSession(
   options: TestSessionOptions & {
     tts?: FakeTtsOptions;
     vadAggressiveness?: number;
+    /** Another detector in fvad's place (one that decides as it is pushed, so time stays exact). */
+    vad?: VadFactory;
     transcriber?: (audio: Int16Array) => string;
     partials?: boolean;
     posterior?: (audio: Int16Array) => number | undefined;
@@ -46,7 +48,7 @@ export function openVoiceSession(
     ...options,
     mode: { modality: 'voice', greeting: false, ...options.mode },
     audio: options.audio ?? { sr: 16000 },
-    voice: { stt, tts, vad: vads.get(options.vadAggressiveness ?? 3)! },
+    voice: { stt, tts, vad: options.vad ?? vads.get(options.vadAggressiveness ?? 3)! },
   });
   return { client, stt, tts };
 }

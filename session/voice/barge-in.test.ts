@@ -198,4 +198,62 @@ describe('BargeIn (false-interruption recovery)', () => {
     b.onSpeechSustained(quiet);
     expect(h.calls).toEqual(['pause', 'pause', 'interrupt']);
   });
+  describe('at the first voiced frame', () => {
+    /** A host whose reply is paused or not, as the session's: a second pause does nothing. */
+    const pausing = (policy: Partial<BargeInPolicy> = {}) => {
+      const calls: string[] = [];
+      let paused = false;
+      const h = {
+        calls,
+        replying: true,
+        pauseReply: () => !paused && ((paused = true), calls.push('pause'), true),
+        resumeReply: () => void (paused && ((paused = false), calls.push('resume'))),
+        interruptReply: () => void calls.push('interrupt'),
+        log: { info: () => undefined },
+      };
+      return { h, b: new BargeIn(h, { ...DEFAULT_BARGE_IN, ...policy }) };
+    };
+
+    it('pauses the reply; the segment that starts two frames later keeps that pause, and its timer counts from the onset', () => {
+      const { h, b } = pausing();
+      b.onSoundOnset();
+      expect(h.calls).toEqual(['pause']);
+      vi.advanceTimersByTime(40);
+      b.onSpeechStart();
+      expect(b.pending).toBe(true);
+      vi.advanceTimersByTime(DEFAULT_BARGE_IN.maxPauseMs - 41);
+      expect(h.calls).toEqual(['pause']);
+      vi.advanceTimersByTime(1);
+      expect(h.calls).toEqual(['pause', 'resume']);
+    });
+
+    it('an onset that opens no segment resumes the reply at once and leaves nothing pending', () => {
+      const { h, b } = pausing();
+      b.onSoundOnset();
+      b.onOnsetDropped();
+      expect(h.calls).toEqual(['pause', 'resume']);
+      expect(b.pending).toBe(false);
+      vi.advanceTimersByTime(DEFAULT_BARGE_IN.maxPauseMs * 2);
+      expect(h.calls).toEqual(['pause', 'resume']);
+    });
+
+    it('a real interruption after the onset still interrupts; immediate mode, and a reset before the drop, pause or resume nothing', () => {
+      const real = pausing();
+      real.b.onSoundOnset();
+      real.b.onSpeechStart();
+      real.b.onSpeechSustained(AT_LEVEL);
+      expect(real.h.calls).toEqual(['pause', 'interrupt']);
+      const immediate = pausing({ confirm: 'immediate' });
+      immediate.b.onSoundOnset();
+      immediate.b.onOnsetDropped();
+      expect(immediate.h.calls).toEqual([]);
+      const reset = pausing();
+      reset.b.onSoundOnset();
+      reset.b.forget();
+      reset.b.onOnsetDropped();
+      reset.b.onSpeechStart();
+      expect(reset.h.calls).toEqual(['pause']);
+      expect(reset.b.pending).toBe(false);
+    });
+  });
 });

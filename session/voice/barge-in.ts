@@ -84,6 +84,8 @@ export class BargeIn {
   private resumedAtPause = false;
   /** The open segment paused the reply a second time (at most once: sounds would stutter it). */
   private pausedAgain = false;
+  /** When a possible onset paused the reply; a start holds that pause, a drop ends it. */
+  private onsetPausedAt: number | undefined;
 
   constructor(
     private readonly host: BargeInHost,
@@ -94,6 +96,19 @@ export class BargeIn {
     return this.paused !== undefined;
   }
 
+  /** A first voiced frame: the reply pauses now, not two frames later at the segment's start. */
+  onSoundOnset(): void {
+    if (this.policy.confirm === 'immediate' || !this.host.replying || this.paused) return;
+    if (this.host.pauseReply()) this.onsetPausedAt = performance.now();
+  }
+
+  /** The onset opened no segment: the pause was shorter than the listener's buffer. */
+  onOnsetDropped(): void {
+    if (this.onsetPausedAt === undefined) return;
+    this.onsetPausedAt = undefined;
+    if (!this.paused) this.host.resumeReply();
+  }
+
   /** A speech segment opened. */
   onSpeechStart(): void {
     this.segment = 'none';
@@ -101,7 +116,7 @@ export class BargeIn {
     this.pausedAgain = false;
     if (this.policy.confirm === 'immediate' || !this.host.replying) return;
     // A pause an earlier segment still holds (its words not yet in) is this segment's now.
-    if (this.host.pauseReply() || this.paused) this.hold();
+    if (this.host.pauseReply() || this.paused || this.onsetPausedAt !== undefined) this.hold();
   }
 
   /** 100 ms of voiced speech: the old barge-in point, still used in `immediate` mode. */
@@ -169,6 +184,7 @@ export class BargeIn {
 
   /** The reply ended or was replaced while paused: nothing left to resume. */
   forget(): void {
+    this.onsetPausedAt = undefined;
     if (!this.paused) return;
     clearTimeout(this.paused.timer);
     this.paused = undefined;
@@ -195,7 +211,11 @@ export class BargeIn {
    */
   private hold(): void {
     if (this.paused) clearTimeout(this.paused.timer);
-    const pause = { at: this.paused?.at ?? performance.now(), timer: setTimeout(() => this.paused === pause && this.resume('no confirmation in time'), this.policy.maxPauseMs) };
+    const now = performance.now();
+    // A new segment gets a whole maxPauseMs; a pause its own onset began counts from then.
+    const from = this.paused ? now : (this.onsetPausedAt ?? now);
+    this.onsetPausedAt = undefined;
+    const pause = { at: this.paused?.at ?? from, timer: setTimeout(() => this.paused === pause && this.resume('no confirmation in time'), this.policy.maxPauseMs - (now - from)) };
     this.paused = pause;
   }
 

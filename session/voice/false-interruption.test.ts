@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { rmsDbfs } from '../../media/pcm.ts';
 import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
+import type { VadFactory } from '../../media/vad.ts';
 import { FakeLanguageModel } from '../testing/fake-llm.ts';
 import { FakeTextToSpeech } from '../testing/fake-speech.ts';
 import { passTime, useFakeClock } from '../testing/test-session.ts';
@@ -34,7 +36,8 @@ async function replyWith(sound: Int16Array | undefined, session: Omit<Parameters
   await client.waitFor('text_delta', (f) => f.turn_id === turnId);
   await client.waitAudio();
   await passTime(1200 - (performance.now() - client.audioArrivals[0]!));
-  const soundAt = performance.now();
+  // The first frame sent holds the 20 ms before it: that is when the sound began.
+  const soundAt = performance.now() - 20;
   if (sound) void speak(client, concat(sound, roomTone(2500)));
   const done = await client.waitFor('done', (f) => f.turn_id === turnId, 20_000);
   return { client, stt, turnId, done, audio: Buffer.concat(client.audio), gaps: client.audioGaps(PAUSE_GAP_MS, soundAt) };
@@ -110,6 +113,27 @@ describe('false-interruption recovery', () => {
     expect(done.status).toBe('completed');
     expect(client.all('interrupted')).toHaveLength(0);
     expect(gaps).toHaveLength(1);
+    expect(audio.equals(await referenceAudio())).toBe(true);
+  });
+
+  it('a sound voiced for two frames pauses the reply at its first, and the reply goes on within the listener\'s buffer: no turn, no lost or repeated audio', async () => {
+    // Two frames as Silero voices a 20 ms slice of a vowel (media/speech-onset.test.ts); this
+    // detector decides each frame as it is pushed, so the clock stays exact.
+    const vad: VadFactory = {
+      provider: 'silero',
+      create: (onDecision) => ({ pending: 0, free: () => undefined, push: (frame) => onDecision(frame, rmsDbfs(frame) > -30) }),
+    };
+    const blip = Int16Array.from({ length: 640 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 220 * i) / 16000)));
+    const { client, done, audio, gaps } = await replyWith(blip, { vad });
+    expect(done.status).toBe('completed');
+    expect(client.all('interrupted')).toHaveLength(0);
+    expect(client.all('asr').filter((f) => f.input_source === 'voice')).toHaveLength(0);
+    // Paused from the first voiced frame until no segment could start (three frames on): a gap
+    // the pacer's 60 ms lead refills at once.
+    const brief = client.audioGaps(40, performance.now() - 10_000).filter((ms) => ms < PAUSE_GAP_MS);
+    expect(brief).toHaveLength(1);
+    expect(brief[0]).toBeLessThanOrEqual(100);
+    expect(gaps).toHaveLength(0);
     expect(audio.equals(await referenceAudio())).toBe(true);
   });
 

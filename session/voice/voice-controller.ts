@@ -58,6 +58,10 @@ export class VoiceController {
     const endpointing = endpointerOptions(host.settings.turnEndThreshold, host.settings.flow, voice.stt.partials === true, policy.sustainedSpeechMs);
     this.eagerDelayMs = Math.max(0, endpointing.eagerSilenceMs - endpointing.probeSilenceMs);
     this.input = new VoiceInput(inputRate, endpointing, voice.vad, voice.stt, {
+      onSoundOnset: () => {
+        if (!this.eager) this.bargeIn.onSoundOnset();
+      },
+      onOnsetDropped: () => this.bargeIn.onOnsetDropped(),
       onSpeechStart: () => {
         // A probe of the segment before can no longer settle anything.
         this.epoch += 1;

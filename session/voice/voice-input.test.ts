@@ -27,7 +27,7 @@ const noAsr: SpeechToText = {
     throw new Error('no speech in this test');
   },
 };
-const events = { onSpeechStart() {}, onSpeechConfirmed() {}, onSpeechSustained() {}, onProbe() {}, onSpeechResumed() {}, onNoise() {}, onTurnEnd() {}, onSilentMic() {} };
+const events = { onSoundOnset() {}, onOnsetDropped() {}, onSpeechStart() {}, onSpeechConfirmed() {}, onSpeechSustained() {}, onProbe() {}, onSpeechResumed() {}, onNoise() {}, onTurnEnd() {}, onSilentMic() {} };
 
 const ramp = (n: number, from = 0): Int16Array => Int16Array.from({ length: n }, (_, i) => from + i);
 const bytes = (samples: Int16Array): Uint8Array => new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength);

@@ -9,7 +9,11 @@ import { FrameArrivals, type TurnEndTiming } from './frame-arrivals.ts';
 import { lexicalCue, words as wordsOf } from './lexical-cue.ts';
 
 export interface VoiceInputEvents {
-  /** Sound opened a speech segment (the moment a reply pauses). */
+  /** A first voiced frame: speech may be starting (a reply pauses here). */
+  onSoundOnset(): void;
+  /** That onset opened no segment. */
+  onOnsetDropped(): void;
+  /** Sound opened a speech segment. */
   onSpeechStart(): void;
   /** Enough voiced speech to count as real user speech. */
   onSpeechConfirmed(): void;
@@ -130,6 +134,12 @@ export class VoiceInput {
     if (this.endpointer.active) this.keep(frame);
     for (const event of this.endpointer.push(frame, speech, rmsDbfs(frame))) {
       switch (event.type) {
+        case 'speech_onset':
+          this.events.onSoundOnset();
+          break;
+        case 'onset_dropped':
+          this.events.onOnsetDropped();
+          break;
         case 'speech_start':
           this.speechOnsetAt = this.arrivals.onset();
           this.asr = this.stt.open();

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { Endpointer, endpointerOptions } from './endpointer.ts';
+import { createSileroFactory } from './silero-vad.ts';
+import { OnsetWindow } from './speech-onset.ts';
+import { concat, loadFixture, roomTone } from './testing/audio-stream.ts';
+import { vadFrames } from './testing/vad-frames.ts';
+import { VAD_FRAME_MS, VAD_FRAME_SAMPLES } from './vad.ts';
+
+/** Each frame's step for a string of decisions ('x' voiced, '.' not), three of four to start. */
+function steps(decisions: string): string[] {
+  const window = new OnsetWindow();
+  return [...decisions].map((d) => window.push(d === 'x', 3) ?? '-');
+}
+
+describe('speech onset (the first voiced frame outside speech)', () => {
+  it('marks the first voiced frame; three voiced of four start a segment two frames later', () => {
+    expect(steps('..xxx')).toEqual(['-', '-', 'onset', '-', 'start']);
+    expect(steps('x.xx')).toEqual(['onset', '-', '-', 'start']);
+  });
+
+  it('drops the onset at the first frame after which no start can come next, and marks the next voiced frame again', () => {
+    expect(steps('x..')).toEqual(['onset', '-', 'dropped']);
+    expect(steps('x..x.x.')).toEqual(['onset', '-', 'dropped', 'onset', '-', '-', 'dropped']);
+    expect(steps('x..xxx')).toEqual(['onset', '-', 'dropped', 'onset', '-', 'start']);
+  });
+
+  it('reports the voiced frames that started the segment, and starts afresh after it', () => {
+    const window = new OnsetWindow();
+    for (const d of 'xxx') window.push(d === 'x', 3);
+    expect(window.voiced).toBe(3);
+    expect(window.push(true, 3)).toBe('onset');
+  });
+
+  it('the endpointer says it two frames before speech_start on real speech (Silero), and never for a cough or a click', async () => {
+    const vad = await createSileroFactory();
+    const events = async (clip: Int16Array) => {
+      const endpointer = new Endpointer(endpointerOptions());
+      const at: Record<string, number[]> = {};
+      for (const [i, { frame, speech }] of (await vadFrames(vad, concat(roomTone(300), clip, roomTone(500)))).entries()) {
+        for (const e of endpointer.push(frame, speech)) (at[e.type] ??= []).push(i * VAD_FRAME_MS);
+      }
+      return at;
+    };
+    for (const clip of ['name.wav', 'okay.wav', 'weather.wav']) {
+      const at = await events(loadFixture(clip));
+      expect(at.speech_start).toHaveLength(1);
+      expect(at.speech_onset![0]).toBe(at.speech_start![0]! - 2 * VAD_FRAME_MS);
+    }
+    for (const clip of ['cough.wav', 'click.wav', 'tone.wav']) expect(await events(loadFixture(clip))).toEqual({});
+    // 20 ms of a vowel: two voiced frames, dropped three frames after the onset.
+    const vowel = loadFixture('name.wav').slice(400 * 16, 400 * 16 + VAD_FRAME_SAMPLES);
+    const blip = await events(vowel);
+    expect(Object.keys(blip).sort()).toEqual(['onset_dropped', 'speech_onset']);
+    expect(blip.onset_dropped![0]! - blip.speech_onset![0]!).toBe(3 * VAD_FRAME_MS);
+  });
+});

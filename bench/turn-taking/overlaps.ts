@@ -52,14 +52,16 @@ async function trial(server: ChildServer, sound: Int16Array | undefined, n: numb
     await new Promise((r) => setTimeout(r, 5));
   }
   await new Promise((r) => setTimeout(r, SOUND_AFTER_MS - (performance.now() - arrivals[0]!)));
-  // The first frame of the clip is its onset; a frame leaves once its 20 ms are captured.
-  const soundAt = performance.now() + 20;
+  // The clip's first sample is its onset, and a frame leaves once its 20 ms are captured: the
+  // first frame sent now holds the 20 ms before it.
+  const soundAt = performance.now() - 20;
   const streaming = sound ? streamRealtime(client, concat(sound, roomTone(2500))) : Promise.resolve();
   const done = await client.waitFor('done', (f) => f.turn_id === turnId, 60000);
   await streaming;
   const after = arrivals.findIndex((a) => a >= soundAt);
   let gap: Trial['gap'];
-  for (let i = after < 0 ? arrivals.length : Math.max(1, after + 1); i < arrivals.length; i += 1) {
+  // From the last frame that arrived before the onset: the downlink may stop right after it.
+  for (let i = after < 0 ? arrivals.length : Math.max(1, after); i < arrivals.length; i += 1) {
     if (arrivals[i]! - arrivals[i - 1]! > GAP_MS) {
       gap = { lastBefore: arrivals[i - 1]!, ms: arrivals[i]! - arrivals[i - 1]! };
       break;

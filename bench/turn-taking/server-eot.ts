@@ -47,8 +47,9 @@ async function trial(server: ChildServer, clip: TurnClip, n: number): Promise<Se
   try {
     client.send({ type: 'start', session_id: `eot-${n}-${Date.now()}`, api_key: server.apiKey, mode: { kind: 'service', greeting: false }, audio: { sr: 16000 } });
     await client.waitFor('ready', () => true, 15000);
-    client.ws.on('message', (data, binary) => {
-      if (!binary && String(data).startsWith('{"type":"asr"')) client.send({ type: 'interrupt' });
+    // The client's own listener ran first: the frame is already parsed and recorded.
+    client.ws.on('message', (_data, binary) => {
+      if (!binary && client.frames.at(-1)?.type === 'asr') client.send({ type: 'interrupt' });
     });
     const endMs = clip.endSample / 16;
     const samples = streamedClip(clip);

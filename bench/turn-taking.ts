@@ -14,7 +14,7 @@ import { buildCorpus, PAUSE_MS, SNRS, type Corpus, type OverlapClip, type Overla
 import { curveSvg, type CurveSeries } from './turn-taking/curve-svg.ts';
 import { forSplit, ProbeRecogniser, runEndOfTurn, type EotResult, type EotSystem } from './turn-taking/end-of-turn.ts';
 import { DISAGREE_MS, disagreements, type ClipJudgement } from './turn-taking/judge.ts';
-import { runOverlaps, type OverlapOutcome } from './turn-taking/overlaps.ts';
+import { runOverlaps, type MicMode, type OverlapOutcome } from './turn-taking/overlaps.ts';
 import { probeCpu } from './turn-taking/probe-cpu.ts';
 import { runServerEot, type ServerEotOutcome } from './turn-taking/server-eot.ts';
 import type { Row } from './types.ts';
@@ -267,7 +267,8 @@ function judged(clips: ClipJudgement[]): Judged {
 
 /**
  * With BENCH_BASELINE, that commit's default runs too, after this tree's configurations.
- * TURN_OVERLAP_CONFIGS=fvad,before,default,baseline (default all) runs some of them, in that order.
+ * TURN_OVERLAP_CONFIGS=fvad,before,default,baseline (default all) runs some of them, in that order;
+ * TURN_OVERLAP_MIC=sound|continuous how the client sends (turn-taking/overlaps.ts, MicMode).
  */
 async function overlapTrials(overlaps: OverlapClip[]): Promise<Row[]> {
   const rows: Row[] = [];
@@ -280,13 +281,15 @@ async function overlapTrials(overlaps: OverlapClip[]): Promise<Row[]> {
   ];
   if (base) configs.push({ key: 'baseline', label: `the default at ${base.ref} (${base.sha.slice(0, 7)})`, env: base.env, repo: base.dir });
   const only = process.env.TURN_OVERLAP_CONFIGS?.split(',');
+  const micMode = process.env.TURN_OVERLAP_MIC ?? 'sound';
+  if (micMode !== 'sound' && micMode !== 'continuous') throw new Error(`TURN_OVERLAP_MIC=${micMode}: sound or continuous`);
   const chosen = only ? only.flatMap((key) => configs.filter((c) => c.key === key)) : configs;
   for (const { label, env, repo } of chosen) {
     progress(`sounds during replies: ${label}`);
     const server = await ChildServer.start({ env: { ...env, LOCAL_LLM_WORD_DELAY_MS: '10', TTS_WORKERS: String(parallel) }, startTimeoutMs: 90000, repo });
     try {
-      const outcomes = await runOverlaps(server, overlaps, parallel, (n) => n % 20 === 0 && progress(`  ${n}/${overlaps.length}`));
-      rows.push(...overlapRows(label, outcomes, parallel, overlaps.length - outcomes.length));
+      const outcomes = await runOverlaps(server, overlaps, parallel, (n) => n % 20 === 0 && progress(`  ${n}/${overlaps.length}`), micMode);
+      rows.push(...overlapRows(label, outcomes, parallel, overlaps.length - outcomes.length, micMode));
     } finally {
       await server.stop();
     }
@@ -357,11 +360,11 @@ function eotRows(system: string, results: EotResult[], corpusNote: string): Row[
   ];
 }
 
-function overlapRows(label: string, outcomes: OverlapOutcome[], parallel: number, failed: number): Row[] {
+function overlapRows(label: string, outcomes: OverlapOutcome[], parallel: number, failed: number, micMode: MicMode): Row[] {
   const rows: Row[] = [];
   const m = (metric: string, value: number | string, unit: string, note: string): void => void rows.push({ benchmark: B, metric: `${label}: ${metric}`, value, unit, note });
   const of = (kinds: OverlapKind[], snr?: number) => outcomes.filter((o) => kinds.includes(o.clip.kind) && (snr === undefined || o.clip.snrDb === snr));
-  const method = `real server over WebSocket (warm pocketsphinx, flite, local model), ${parallel} sessions at a time; each sound streamed in real time 1.2 s into a ~6 s reply${failed > 0 ? `; ${failed} trials failed to run and are left out` : ''}`;
+  const method = `real server over WebSocket (warm pocketsphinx, flite, local model), ${parallel} sessions at a time; each sound streamed in real time 1.2 s into a ~6 s reply${micMode === 'continuous' ? ', from an open microphone (room tone from the session start)' : ', nothing sent before it'}${failed > 0 ? `; ${failed} trials failed to run and are left out` : ''}`;
   const noise: OverlapKind[] = ['white', 'pink', 'brown', 'babble'];
   for (const snr of SNRS) {
     const set = of(noise, snr);

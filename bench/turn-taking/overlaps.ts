@@ -2,6 +2,7 @@ import { concat, roomTone, streamRealtime } from '../../media/testing/audio-stre
 import { WsTestClient } from '../../signaling/testing/ws-test-client.ts';
 import type { ChildServer } from '../lib/child-server.ts';
 import { progress } from '../lib/stats.ts';
+import { Mic, toFrames } from '../lib/voice-client.ts';
 import type { OverlapClip } from '../turn-corpus/corpus.ts';
 
 /**
@@ -17,6 +18,14 @@ const SOUND_AFTER_MS = 1200;
  * loaded machine.
  */
 const GAP_MS = 250;
+
+/**
+ * `sound`: the client sends nothing but the sound (and room tone after it), so the session's VAD
+ * hears the sound with no audio before it. `continuous`: an open microphone, as the browser
+ * library's, sends room tone from the session's start and the sound in its place.
+ */
+export type MicMode = 'sound' | 'continuous';
+const ROOM_TONE = toFrames(roomTone(2000));
 
 export interface OverlapOutcome {
   clip: OverlapClip;
@@ -38,10 +47,12 @@ interface Trial {
   soundAt: number;
 }
 
-async function trial(server: ChildServer, sound: Int16Array | undefined, n: number): Promise<Trial> {
+async function trial(server: ChildServer, sound: Int16Array | undefined, n: number, micMode: MicMode): Promise<Trial> {
   const client = await WsTestClient.open(server.wsUrl);
   client.send({ type: 'start', session_id: `tt-${n}-${Date.now()}`, api_key: server.apiKey, mode: { kind: 'service', greeting: false }, audio: { sr: 16000 } });
   await client.waitFor('ready', () => true, 10000);
+  const mic = micMode === 'continuous' ? new Mic(client.ws, ROOM_TONE) : undefined;
+  mic?.start();
   const arrivals: number[] = [];
   client.ws.on('message', (_d, binary) => binary && arrivals.push(performance.now()));
   client.send({ type: 'inject_context', message_id: 'm1', role: 'user', text: `say ${REPLY}` });
@@ -53,9 +64,15 @@ async function trial(server: ChildServer, sound: Int16Array | undefined, n: numb
   }
   await new Promise((r) => setTimeout(r, SOUND_AFTER_MS - (performance.now() - arrivals[0]!)));
   // The clip's first sample is its onset, and a frame leaves once its 20 ms are captured: the
-  // first frame sent now holds the 20 ms before it.
-  const soundAt = performance.now() - 20;
-  const streaming = sound ? streamRealtime(client, concat(sound, roomTone(2500))) : Promise.resolve();
+  // first frame sent holds the 20 ms before it.
+  let soundAt = performance.now() - 20;
+  let streaming: Promise<unknown> = Promise.resolve();
+  if (sound && mic) {
+    const segment = mic.play(toFrames(sound));
+    streaming = segment.done.then((sentAt) => (soundAt = sentAt[0]! - 20));
+  } else if (sound) {
+    streaming = streamRealtime(client, concat(sound, roomTone(2500)));
+  }
   const done = await client.waitFor('done', (f) => f.turn_id === turnId, 60000);
   await streaming;
   const after = arrivals.findIndex((a) => a >= soundAt);
@@ -70,13 +87,14 @@ async function trial(server: ChildServer, sound: Int16Array | undefined, n: numb
   // Interrupted: the audio simply ends; the "gap" runs to the end of the trial.
   if (!gap && done.status === 'interrupted' && arrivals.length > 0) gap = { lastBefore: arrivals[arrivals.length - 1]!, ms: Number.POSITIVE_INFINITY };
   const result = { interrupted: done.status === 'interrupted', audio: Buffer.concat(client.audio), gap, soundAt };
+  mic?.stop();
   client.close();
   return result;
 }
 
 /** Outcomes of the trials that ran (a trial that failed, e.g. timed out, is reported in progress and left out). */
-export async function runOverlaps(server: ChildServer, clips: OverlapClip[], parallel: number, onProgress: (done: number) => void): Promise<OverlapOutcome[]> {
-  const reference = (await trial(server, undefined, 0)).audio;
+export async function runOverlaps(server: ChildServer, clips: OverlapClip[], parallel: number, onProgress: (done: number) => void, micMode: MicMode = 'sound'): Promise<OverlapOutcome[]> {
+  const reference = (await trial(server, undefined, 0, micMode)).audio;
   const outcomes: OverlapOutcome[] = [];
   let next = 0;
   let finished = 0;
@@ -85,7 +103,7 @@ export async function runOverlaps(server: ChildServer, clips: OverlapClip[], par
       const index = next;
       next += 1;
       const clip = clips[index]!;
-      const t = await trial(server, clip.audio, index + 1).catch((error: unknown) => {
+      const t = await trial(server, clip.audio, index + 1, micMode).catch((error: unknown) => {
         progress(`  ${clip.id}: trial failed (${error instanceof Error ? error.message.slice(0, 120) : String(error)})`);
         return undefined;
       });

@@ -41,9 +41,10 @@ export class OnsetWindow {
 
   /** Whether the frames to come can start a segment while the onset's frame is still in the window. */
   private startPossible(need: number): boolean {
+    const n = this.recent.length;
     for (let k = 1; k < WINDOW - this.age; k += 1) {
       let voiced = k;
-      for (const v of this.recent.slice(-(WINDOW - k))) if (v) voiced += 1;
+      for (let i = Math.max(0, n - (WINDOW - k)); i < n; i += 1) if (this.recent[i]) voiced += 1;
       if (voiced >= need) return true;
     }
     return false;

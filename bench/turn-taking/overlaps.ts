@@ -69,7 +69,9 @@ async function trial(server: ChildServer, sound: Int16Array | undefined, n: numb
   let streaming: Promise<unknown> = Promise.resolve();
   if (sound && mic) {
     const segment = mic.play(toFrames(sound));
-    streaming = segment.done.then((sentAt) => (soundAt = sentAt[0]! - 20));
+    streaming = segment.done.then((sentAt) => {
+      if (sentAt[0] !== undefined) soundAt = sentAt[0] - 20;
+    });
   } else if (sound) {
     streaming = streamRealtime(client, concat(sound, roomTone(2500)));
   }

@@ -1,4 +1,5 @@
 import { OnsetWindow } from './speech-onset.ts';
+import { UnvoicedOnset } from './unvoiced-onset.ts';
 import { VAD_FRAME_MS } from './vad.ts';
 
 /**
@@ -113,16 +114,13 @@ const MIN_SENTENCE_END_PROBABILITY = 0.12;
 /** Chosen on the tuning half likewise: the lowest that held no fewer of its pauses. */
 const SURE_SENTENCE_END_PROBABILITY = 0.2;
 
-export interface SpeechMeasure {
-  voicedMs: number;
-  levelDb: number;
-}
+export interface SpeechMeasure { voicedMs: number; levelDb: number }
 
 /** What the words so far say about the turn (session/voice/lexical-cue.ts decides). */
 export type TurnCue = 'incomplete' | 'question' | 'neutral';
 
 export type EndpointEvent =
-  /** A first voiced frame outside speech (speech-onset.ts): a start or a drop follows within three frames. */
+  /** A first voiced frame outside speech, or hiss (speech-onset.ts): a start or a drop follows. */
   | { type: 'speech_onset' }
   | { type: 'onset_dropped' }
   | { type: 'speech_start'; preroll: Int16Array[] }
@@ -138,6 +136,7 @@ export type EndpointEvent =
 
 export class Endpointer {
   private readonly onset = new OnsetWindow();
+  private readonly hiss = new UnvoicedOnset();
   private preroll: Int16Array[] = [];
   private inSegment = false;
   private voicedMs = 0;
@@ -214,7 +213,7 @@ export class Endpointer {
       this.preroll.push(frame);
       const maxPreroll = Math.ceil(o.prerollMs / VAD_FRAME_MS) + 4;
       if (this.preroll.length > maxPreroll) this.preroll.shift();
-      const step = this.onset.push(speech, o.startVoicedFrames);
+      const step = this.onset.push(speech, o.startVoicedFrames, this.hiss.push(frame));
       if (step === 'onset') events.push({ type: 'speech_onset' });
       else if (step === 'dropped') events.push({ type: 'onset_dropped' });
       if (step === 'start') {
@@ -274,6 +273,7 @@ export class Endpointer {
 
   reset(): void {
     this.onset.reset();
+    this.hiss.reset();
     this.preroll = [];
     this.inSegment = false;
     this.voicedMs = 0;

@@ -6,10 +6,10 @@ import { concat, loadFixture, roomTone } from './testing/audio-stream.ts';
 import { vadFrames } from './testing/vad-frames.ts';
 import { VAD_FRAME_MS, VAD_FRAME_SAMPLES } from './vad.ts';
 
-/** Each frame's step for a string of decisions ('x' voiced, '.' not), three of four to start. */
+/** Each frame's step for a string of decisions ('x' voiced, 'h' hiss, '.' neither), three of four to start. */
 function steps(decisions: string): string[] {
   const window = new OnsetWindow();
-  return [...decisions].map((d) => window.push(d === 'x', 3) ?? '-');
+  return [...decisions].map((d) => window.push(d === 'x', 3, d === 'h') ?? '-');
 }
 
 describe('speech onset (the first voiced frame outside speech)', () => {
@@ -22,6 +22,17 @@ describe('speech onset (the first voiced frame outside speech)', () => {
     expect(steps('x..')).toEqual(['onset', '-', 'dropped']);
     expect(steps('x..x.x.')).toEqual(['onset', '-', 'dropped', 'onset', '-', '-', 'dropped']);
     expect(steps('x..xxx')).toEqual(['onset', '-', 'dropped', 'onset', '-', 'start']);
+  });
+
+  it('hiss opens an onset that the first voiced frame carries on, across a gap of up to three frames; after four it is dropped', () => {
+    expect(steps('hhh..xxx')).toEqual(['onset', '-', '-', '-', '-', '-', '-', 'start']);
+    expect(steps('h...x')).toEqual(['onset', '-', '-', '-', '-']);
+    expect(steps('h....x')).toEqual(['onset', '-', '-', '-', 'dropped', 'onset']);
+    expect(steps('hh....')).toEqual(['onset', '-', '-', '-', '-', 'dropped']);
+    // Carried on, the voiced frame is the onset's frame: dropped as a voiced onset is.
+    expect(steps('hx..')).toEqual(['onset', '-', '-', 'dropped']);
+    // Hiss within an open voiced onset changes nothing.
+    expect(steps('xh.')).toEqual(['onset', '-', 'dropped']);
   });
 
   it('reports the voiced frames that started the segment, and starts afresh after it', () => {

@@ -64,3 +64,9 @@ export async function streamRealtime(
   );
   return { startedAt };
 }
+
+/** Noise with its energy high in the band, as in /s/ (a first difference of white noise), repeatable. */
+export function hiss(ms: number, amplitude = 1500, rate = 16000): Int16Array {
+  const white = roomTone(ms + 1000 / rate, rate, amplitude);
+  return Int16Array.from({ length: white.length - 1 }, (_, i) => white[i + 1]! - white[i]!);
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { rmsDbfs } from '../../media/pcm.ts';
-import { concat, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
+import { concat, hiss, loadFixture, roomTone } from '../../media/testing/audio-stream.ts';
 import type { VadFactory } from '../../media/vad.ts';
 import { FakeLanguageModel } from '../testing/fake-llm.ts';
 import { FakeTextToSpeech } from '../testing/fake-speech.ts';
@@ -25,6 +25,11 @@ const MAX_PAUSE_MS = DEFAULT_BARGE_IN.maxPauseMs;
 /** A downlink silence this long is a pause; the pacer's frames are 20 ms apart. */
 const PAUSE_GAP_MS = 300;
 
+/** A detector that voices every frame louder than `dbfs` and decides each frame as it is pushed (the clock stays exact). */
+function voicedOver(dbfs: number): VadFactory {
+  return { provider: 'silero', create: (onDecision) => ({ pending: 0, free: () => undefined, push: (frame) => onDecision(frame, rmsDbfs(frame) > dbfs) }) };
+}
+
 /** Starts the reply, plays `sound` into it after 1.2 s of its audio, waits for the reply to end. */
 async function replyWith(sound: Int16Array | undefined, session: Omit<Parameters<typeof openVoiceSession>[0] & object, 'llm'> = {}) {
   const llm = new FakeLanguageModel();
@@ -40,7 +45,7 @@ async function replyWith(sound: Int16Array | undefined, session: Omit<Parameters
   const soundAt = performance.now() - 20;
   if (sound) void speak(client, concat(sound, roomTone(2500)));
   const done = await client.waitFor('done', (f) => f.turn_id === turnId, 20_000);
-  return { client, stt, turnId, done, audio: Buffer.concat(client.audio), gaps: client.audioGaps(PAUSE_GAP_MS, soundAt) };
+  return { client, stt, turnId, done, soundAt, audio: Buffer.concat(client.audio), gaps: client.audioGaps(PAUSE_GAP_MS, soundAt) };
 }
 
 let reference: Buffer | undefined;
@@ -135,6 +140,34 @@ describe('false-interruption recovery', () => {
     expect(brief[0]).toBeLessThanOrEqual(100);
     expect(gaps).toHaveLength(0);
     expect(audio.equals(await referenceAudio())).toBe(true);
+  });
+
+  it('hiss with no voice after it (a fricative alone, a burst of noise) pauses the reply once, for at most 220 ms: no turn, no lost or repeated audio', async () => {
+    const { client, done, audio, gaps } = await replyWith(hiss(400), { vad: voicedOver(-20) });
+    expect(done.status).toBe('completed');
+    expect(client.all('interrupted')).toHaveLength(0);
+    expect(client.all('asr').filter((f) => f.input_source === 'voice')).toHaveLength(0);
+    const brief = client.audioGaps(40, performance.now() - 10_000).filter((ms) => ms < PAUSE_GAP_MS);
+    expect(brief).toHaveLength(1);
+    expect(brief[0]).toBeLessThanOrEqual(220 + 20);
+    expect(gaps).toHaveLength(0);
+    expect(audio.equals(await referenceAudio())).toBe(true);
+  });
+
+  it('a fricative start pauses the reply at its second frame of hiss, before the detector voices anything', async () => {
+    const vowel = Int16Array.from({ length: 16 * 400 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 220 * i) / 16000)));
+    const stopAfter = async (sound: Int16Array) => {
+      const { client, soundAt } = await replyWith(sound, { vad: voicedOver(-20) });
+      const at = client.audioArrivals;
+      const stop = at.findIndex((t, i) => t >= soundAt && i + 1 < at.length && at[i + 1]! - t > 40);
+      return at[stop]! - soundAt;
+    };
+    const voiced = await stopAfter(vowel);
+    const fricative = await stopAfter(concat(hiss(120), vowel));
+    // The downlink's last frame before the pause: with the vowel alone at its first voiced frame,
+    // after hiss at the hiss's second frame (it then holds until the vowel starts the segment).
+    expect(voiced).toBeLessThanOrEqual(2 * 20);
+    expect(fricative).toBeLessThanOrEqual(Math.max(voiced, 20) + 20);
   });
 
   it('a real interruption truncates the reply to exactly the audio that was sent', async () => {

@@ -360,6 +360,12 @@ function eotRows(system: string, results: EotResult[], corpusNote: string): Row[
   ];
 }
 
+/** How often sounds paused the reply (> 250 ms), paused it briefly (100–250 ms), and left it intact. */
+function pauseNote(set: OverlapOutcome[]): string {
+  const brief = set.filter((o) => o.briefPauses > 0).length;
+  return `paused ${set.filter((o) => o.paused).length}, briefly ${brief}; reply intact ${set.filter((o) => o.intact).length}`;
+}
+
 function overlapRows(label: string, outcomes: OverlapOutcome[], parallel: number, failed: number, micMode: MicMode): Row[] {
   const rows: Row[] = [];
   const m = (metric: string, value: number | string, unit: string, note: string): void => void rows.push({ benchmark: B, metric: `${label}: ${metric}`, value, unit, note });
@@ -368,12 +374,12 @@ function overlapRows(label: string, outcomes: OverlapOutcome[], parallel: number
   const noise: OverlapKind[] = ['white', 'pink', 'brown', 'babble'];
   for (const snr of SNRS) {
     const set = of(noise, snr);
-    const detail = noise.map((k) => `${k} ${of([k], snr).filter((o) => o.interrupted).length}/${of([k], snr).length}`).join(', ');
+    const detail = noise.map((k) => `${k} ${of([k], snr).filter((o) => o.interrupted).length}/${of([k], snr).length} (${pauseNote(of([k], snr))})`).join(', ');
     m(`false interruptions, noise at ${snr} dB SNR`, pct(set.filter((o) => o.interrupted).length, set.length), '%', `${snr === 10 ? 'target ≤ 5 %; ' : ''}${detail}; ${method}`);
   }
   for (const kind of ['cough', 'door', 'click', 'tone'] as OverlapKind[]) {
     const set = of([kind]);
-    m(`false interruptions, ${kind}s`, pct(set.filter((o) => o.interrupted).length, set.length), '%', `${set.filter((o) => o.interrupted).length}/${set.length}; paused ${set.filter((o) => o.paused).length}; reply intact ${set.filter((o) => o.intact).length}`);
+    m(`false interruptions, ${kind}s`, pct(set.filter((o) => o.interrupted).length, set.length), '%', `${set.filter((o) => o.interrupted).length}/${set.length}; ${pauseNote(set)}`);
   }
   const bc = of(['backchannel']);
   const resumed = bc.filter((o) => o.intact);

@@ -18,6 +18,8 @@ const SOUND_AFTER_MS = 1200;
  * loaded machine.
  */
 const GAP_MS = 250;
+/** A shorter silence than GAP_MS but this long after the sound began is a brief pause (hiss, a dropped onset). */
+const BRIEF_GAP_MS = 100;
 
 /**
  * `sound`: the client sends nothing but the sound (and room tone after it), so the session's VAD
@@ -32,6 +34,8 @@ export interface OverlapOutcome {
   interrupted: boolean;
   /** The downlink stopped for more than GAP_MS after the sound began. */
   paused: boolean;
+  /** Silences of BRIEF_GAP_MS to GAP_MS in the downlink after the sound began. */
+  briefPauses: number;
   /** Not interrupted and every byte of the reply arrived once, in order (compared with a quiet run). */
   intact: boolean;
   /** Length of the pause when the reply went on after it. */
@@ -44,6 +48,7 @@ interface Trial {
   interrupted: boolean;
   audio: Buffer;
   gap: { lastBefore: number; ms: number } | undefined;
+  briefPauses: number;
   soundAt: number;
 }
 
@@ -88,7 +93,12 @@ async function trial(server: ChildServer, sound: Int16Array | undefined, n: numb
   }
   // Interrupted: the audio simply ends; the "gap" runs to the end of the trial.
   if (!gap && done.status === 'interrupted' && arrivals.length > 0) gap = { lastBefore: arrivals[arrivals.length - 1]!, ms: Number.POSITIVE_INFINITY };
-  const result = { interrupted: done.status === 'interrupted', audio: Buffer.concat(client.audio), gap, soundAt };
+  let briefPauses = 0;
+  for (let i = Math.max(1, after); after >= 0 && i < arrivals.length; i += 1) {
+    const ms = arrivals[i]! - arrivals[i - 1]!;
+    if (ms > BRIEF_GAP_MS && ms <= GAP_MS) briefPauses += 1;
+  }
+  const result = { interrupted: done.status === 'interrupted', audio: Buffer.concat(client.audio), gap, briefPauses, soundAt };
   mic?.stop();
   client.close();
   return result;
@@ -117,6 +127,7 @@ export async function runOverlaps(server: ChildServer, clips: OverlapClip[], par
         clip,
         interrupted: t.interrupted,
         paused: interruptedOrPaused,
+        briefPauses: t.briefPauses,
         intact: !t.interrupted && t.audio.equals(reference),
         resumeMs: t.gap && Number.isFinite(t.gap.ms) ? t.gap.ms : undefined,
         stopMs: t.gap ? t.gap.lastBefore - t.soundAt : undefined,

@@ -8,7 +8,7 @@ import { DEFAULT_BARGE_IN } from '../voice/barge-in.ts';
 /**
  * False-interruption recovery over the real WebSocket path with the server's own providers
  * (Silero VAD, pocketsphinx, flite): what the real VAD and recogniser make of a backchannel, a
- * cough and a steady tone. Sounds are played 1.2 s into a reply of about 6 s. The pause and
+ * cough, a burst of noise and a steady tone. Sounds are played 1.2 s into a reply of about 6 s. The pause and
  * resume, a real interruption's truncation, fvad's pauses and the lexical end of turn, in
  * simulated time: session/voice/false-interruption.test.ts, lexical-end-of-turn.test.ts.
  */
@@ -56,7 +56,7 @@ async function replyWith(sound: Int16Array | undefined, text = REPLY) {
   const soundAt = performance.now() - 20;
   if (sound) void streamRealtime(client, concat(sound, roomTone(2500)));
   const done = await client.waitFor('done', (f) => f.turn_id === turnId, 20000);
-  return { client, turnId, done, audio: Buffer.concat(client.audio), gaps: client.audioGaps(PAUSE_GAP_MS, soundAt, stalls) };
+  return { client, turnId, done, soundAt, audio: Buffer.concat(client.audio), gaps: client.audioGaps(PAUSE_GAP_MS, soundAt, stalls) };
 }
 
 function scaled(samples: Int16Array, db: number): Int16Array {
@@ -108,6 +108,19 @@ describe.concurrent('false-interruption recovery (Silero)', () => {
     const { client, done, audio } = await replyWith(scaled(loadFixture('name.wav'), -16));
     expect(done.status).toBe('completed');
     expect(client.all('interrupted')).toHaveLength(0);
+    expect(audio.equals(await referenceAudio())).toBe(true);
+    expect(client.all('asr')).toHaveLength(1);
+    client.close();
+  });
+
+  it('a burst of noise (hiss that Silero never voices) pauses the reply for a moment; it goes on whole, with no turn', async ({ expect }) => {
+    const { client, done, audio, gaps, soundAt } = await replyWith(loadFixture('noise.wav'));
+    expect(done.status).toBe('completed');
+    expect(client.all('interrupted')).toHaveLength(0);
+    // One pause of about 200 ms (hiss from its second frame, dropped four frames after the run's
+    // eighth), none as long as a pause that waits for words.
+    expect(client.audioGaps(120, soundAt, stalls).filter((ms) => ms < PAUSE_GAP_MS)).toHaveLength(1);
+    expect(gaps).toHaveLength(0);
     expect(audio.equals(await referenceAudio())).toBe(true);
     expect(client.all('asr')).toHaveLength(1);
     client.close();

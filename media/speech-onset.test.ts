@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { Endpointer, endpointerOptions } from './endpointer.ts';
 import { createSileroFactory } from './silero-vad.ts';
 import { OnsetWindow } from './speech-onset.ts';
-import { concat, loadFixture, roomTone } from './testing/audio-stream.ts';
-import { vadFrames } from './testing/vad-frames.ts';
+import { loadFixture } from './testing/audio-stream.ts';
+import { endpointEvents } from './testing/vad-frames.ts';
 import { VAD_FRAME_MS, VAD_FRAME_SAMPLES } from './vad.ts';
 
 /** Each frame's step for a string of decisions ('x' voiced, 'h' hiss, '.' neither), three of four to start. */
@@ -44,14 +43,7 @@ describe('speech onset (the first voiced frame outside speech)', () => {
 
   it('the endpointer says it two frames before speech_start on real speech (Silero), and never for a cough or a click', async () => {
     const vad = await createSileroFactory();
-    const events = async (clip: Int16Array) => {
-      const endpointer = new Endpointer(endpointerOptions());
-      const at: Record<string, number[]> = {};
-      for (const [i, { frame, speech }] of (await vadFrames(vad, concat(roomTone(300), clip, roomTone(500)))).entries()) {
-        for (const e of endpointer.push(frame, speech)) (at[e.type] ??= []).push(i * VAD_FRAME_MS);
-      }
-      return at;
-    };
+    const events = (clip: Int16Array) => endpointEvents(vad, clip);
     for (const clip of ['name.wav', 'okay.wav', 'weather.wav']) {
       const at = await events(loadFixture(clip));
       expect(at.speech_start).toHaveLength(1);

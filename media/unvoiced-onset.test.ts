@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { Endpointer, endpointerOptions } from './endpointer.ts';
 import { rmsDbfs } from './pcm.ts';
 import { createSileroFactory } from './silero-vad.ts';
 import { concat, hiss, loadFixture, roomTone } from './testing/audio-stream.ts';
-import { vadFrames } from './testing/vad-frames.ts';
+import { endpointEvents } from './testing/vad-frames.ts';
 import { UnvoicedOnset } from './unvoiced-onset.ts';
-import { VAD_FRAME_MS, VAD_FRAME_SAMPLES } from './vad.ts';
+import { VAD_FRAME_SAMPLES } from './vad.ts';
 
 /** The detector's answer for each 20 ms frame of `audio`, as a string ('h' hiss, '.' not). */
 function marks(audio: Int16Array, detector = new UnvoicedOnset()): string {
@@ -51,14 +50,7 @@ describe('hiss outside speech (a fricative start)', () => {
 
   it('through the endpointer and Silero: hiss before a voice opens the onset at its second frame and the voice keeps it; hiss alone is dropped', async () => {
     const vad = await createSileroFactory();
-    const events = async (clip: Int16Array) => {
-      const endpointer = new Endpointer(endpointerOptions());
-      const at: Record<string, number[]> = {};
-      for (const [i, { frame, speech }] of (await vadFrames(vad, concat(roomTone(300), clip, roomTone(600)))).entries()) {
-        for (const e of endpointer.push(frame, speech)) (at[e.type] ??= []).push(i * VAD_FRAME_MS - 300);
-      }
-      return at;
-    };
+    const events = (clip: Int16Array) => endpointEvents(vad, clip);
     const okay = loadFixture('okay.wav');
     const plain = await events(okay);
     const fricative = await events(concat(hiss(120), okay));

@@ -1,4 +1,6 @@
-import { VAD_FRAME_SAMPLES, type VadFactory } from '../vad.ts';
+import { Endpointer, endpointerOptions } from '../endpointer.ts';
+import { VAD_FRAME_MS, VAD_FRAME_SAMPLES, type VadFactory } from '../vad.ts';
+import { concat, roomTone } from './audio-stream.ts';
 
 /**
  * Frames handed over ahead of the detector's answers: a live microphone is never further ahead
@@ -31,4 +33,14 @@ export async function vadFrames(factory: VadFactory, audio: Int16Array): Promise
   }
   vad.free();
   return out.slice(0, frames);
+}
+
+/** When each endpointer event came, in ms from the clip's start, for the clip between 300 ms and 600 ms of room tone. */
+export async function endpointEvents(factory: VadFactory, clip: Int16Array): Promise<Record<string, number[]>> {
+  const endpointer = new Endpointer(endpointerOptions());
+  const at: Record<string, number[]> = {};
+  for (const [i, { frame, speech }] of (await vadFrames(factory, concat(roomTone(300), clip, roomTone(600)))).entries()) {
+    for (const e of endpointer.push(frame, speech)) (at[e.type] ??= []).push(i * VAD_FRAME_MS - 300);
+  }
+  return at;
 }

@@ -360,7 +360,7 @@ function eotRows(system: string, results: EotResult[], corpusNote: string): Row[
   ];
 }
 
-/** How often sounds paused the reply (> 250 ms), paused it briefly (100–250 ms), and left it intact. */
+/** How often sounds paused the reply (> 250 ms), paused it briefly (80–250 ms), and left it intact. */
 function pauseNote(set: OverlapOutcome[]): string {
   const brief = set.filter((o) => o.briefPauses > 0).length;
   return `paused ${set.filter((o) => o.paused).length}, briefly ${brief}; reply intact ${set.filter((o) => o.intact).length}`;

@@ -217,6 +217,7 @@ export class Endpointer {
       if (step === 'onset') events.push({ type: 'speech_onset' });
       else if (step === 'dropped') events.push({ type: 'onset_dropped' });
       if (step === 'start') {
+        this.hiss.reset();
         this.inSegment = true;
         this.voicedMs = this.onset.voiced * VAD_FRAME_MS;
         this.silentMs = 0;

@@ -19,7 +19,7 @@ const SOUND_AFTER_MS = 1200;
  */
 const GAP_MS = 250;
 /** A shorter silence than GAP_MS but this long after the sound began is a brief pause (hiss, a dropped onset). */
-const BRIEF_GAP_MS = 100;
+const BRIEF_GAP_MS = 80;
 
 /**
  * `sound`: the client sends nothing but the sound (and room tone after it), so the session's VAD

@@ -114,13 +114,15 @@ describe.concurrent('false-interruption recovery (Silero)', () => {
   });
 
   it('a burst of noise (hiss that Silero never voices) pauses the reply for a moment; it goes on whole, with no turn', async ({ expect }) => {
-    const { client, done, audio, gaps, soundAt } = await replyWith(loadFixture('noise.wav'));
+    const { client, done, audio, soundAt } = await replyWith(loadFixture('noise.wav'));
     expect(done.status).toBe('completed');
     expect(client.all('interrupted')).toHaveLength(0);
-    // One pause of about 200 ms (hiss from its second frame, dropped four frames after the run's
-    // eighth), none as long as a pause that waits for words.
-    expect(client.audioGaps(120, soundAt, stalls).filter((ms) => ms < PAUSE_GAP_MS)).toHaveLength(1);
-    expect(gaps).toHaveLength(0);
+    // One pause: about 200 ms (hiss from its second frame, dropped four frames after the run's
+    // eighth; its length in fake time: voice/false-interruption.test.ts). Should a loaded Silero
+    // hand its frames to fvad, which calls noise speech, the pause is a longer one, still single.
+    const pauses = client.audioGaps(120, soundAt, stalls);
+    expect(pauses).toHaveLength(1);
+    expect(pauses[0]).toBeLessThanOrEqual(DEFAULT_BARGE_IN.maxPauseMs + 100);
     expect(audio.equals(await referenceAudio())).toBe(true);
     expect(client.all('asr')).toHaveLength(1);
     client.close();

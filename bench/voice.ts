@@ -42,7 +42,12 @@ const BARGE_SESSIONS = 4;
 const BARGE_TRIALS_PER_SESSION = 5;
 const LOAD_STEPS = [25, 50, 100, 150, 200, 300];
 const LOAD_SETTLE_MS = 3000;
-const LOAD_WINDOW_MS = 8000;
+/**
+ * A step's p99 is set by how often the server stalls 20 ms or more (see WHOLE_FRAME_MS), a few
+ * times a second near the limit: over 8 s the same server read 16 and 58 ms at 300 sessions in
+ * two runs. Three times as long a window makes a step's verdict a measure rather than a draw.
+ */
+const LOAD_WINDOW_MS = 24000;
 /**
  * A deviation this large is a frame held a whole frame or more: the pacer sends it with the next
  * one, due by then too (a 0 ms interval), so once 1 % of intervals are such pairs the p99 reads
@@ -51,7 +56,7 @@ const LOAD_WINDOW_MS = 8000;
 const WHOLE_FRAME_MS = 19.5;
 const LOAD_JITTER_TARGET_MS = 20;
 /** The whole concurrency ramp, however busy the machine. */
-const LOAD_BUDGET_MS = 150000;
+const LOAD_BUDGET_MS = 300000;
 const LOCAL_UTTERANCES = 10;
 /** A reply long enough to be barged into (about 14 s of fake speech). */
 const LONG_REPLY = `say ${'the quick brown fox jumps over the lazy dog and runs far away, '.repeat(3)}`;
@@ -356,7 +361,7 @@ async function measureWindow(server: ChildServer, sessions: VoiceClient[]): Prom
     n: sessions.length,
     p50: percentile(deviations, 50),
     p99: percentile(deviations, 99),
-    max: Math.max(...deviations),
+    max: deviations.reduce((a, d) => Math.max(a, d), 0),
     deviations: deviations.length,
     wholeFrame: deviations.filter((d) => d >= WHOLE_FRAME_MS).length / deviations.length,
     frames: sessions.reduce((a, s) => a + s.jitter.frames, 0),

@@ -154,6 +154,23 @@ describe('a process that ends while its recognisers are inside libpocketsphinx',
     });
   }
 
+  it('a closed recogniser frees its models: resident memory stays flat over recognisers opened, used and closed', async () => {
+    // Each decoder holds ≈ 95 MB; a thread that exited without freeing it (the idle reaper's
+    // close) left it allocated for good: +380 MB over these cycles before the fix.
+    const cycle = async (): Promise<void> => {
+      const own = new PocketsphinxSpeechToText(1);
+      await own.whenReady();
+      const stream = own.open();
+      feed(stream, concat(roomTone(200), loadFixture('name.wav'), roomTone(300)));
+      expect(await stream.finish()).toBe(EXPECTED['name.wav']);
+      await own.close();
+    };
+    await cycle();
+    const before = process.memoryUsage().rss;
+    for (let i = 0; i < 4; i += 1) await cycle();
+    expect((process.memoryUsage().rss - before) / 1e6).toBeLessThan(120);
+  }, 90_000);
+
   it('exits cleanly during the model load, after close() during it, and during a decode (koffi aborted with exit 134)', async () => {
     // A model loads in ~0.4-0.9 s: these exits land inside the load; close() used to terminate a
     // thread still loading after 1 s; the decode exits land inside the last frames' search.

@@ -14,4 +14,6 @@ export declare class Decoder {
   /** How likely a sentence ends after `text` (default: the words so far), by the language model (0–1). */
   sentenceEnd(text?: string): number | undefined;
   end(): string;
+  /** Frees the models; the decoder is unusable after. */
+  free(): void;
 }

@@ -37,7 +37,10 @@ let current;
 function handle(command) {
   // Ending between two commands, never inside a call into the library: terminating a thread in
   // the middle of a native call brings the whole process down.
-  if (command.t === 'close') process.exit(0);
+  if (command.t === 'close') {
+    decoder.free();
+    process.exit(0);
+  }
   if (command.t === 'open') {
     decoder.start();
     current = command.id;

@@ -2,7 +2,6 @@
 // work in C; it runs here so the event loop that paces audio never waits on it, and several of
 // these threads decode in parallel on several cores. Messages: see protocol.ts.
 import { parentPort, workerData } from 'node:worker_threads';
-import { Decoder } from './decoder.mjs';
 
 const port = parentPort;
 // [busy, stopping] (media/native-thread-guard.ts): no call into libpocketsphinx starts while the
@@ -26,6 +25,10 @@ function begin() {
 begin();
 let decoder;
 try {
+  // Imported only now, under busy: loading koffi's native addon is as fatal to interrupt as a
+  // model load (a process that exited 100-150 ms after starting a recogniser aborted inside
+  // koffi's module registration, 4 times in 240).
+  const { Decoder } = await import('./decoder.mjs');
   // undefined: the server's SEARCH_SETTINGS (benchmarks pass others to compare them).
   decoder = new Decoder(workerData.searchSettings);
 } finally {
